@@ -1,0 +1,82 @@
+"""Rule registry.  Each rule is a function over :class:`lockcheck.model.FileFacts` that yields
+findings; it is written once for every language.  The rule pages (``rules/LCKnnn.md``) carry
+the prose and the examples."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from ..model import Applicability, FileFacts, Finding, Fix, Severity, Span
+from ..settings import Settings
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    fix: Applicability | None  # the strongest fix the rule offers, for docs and SARIF
+    check: Callable[[Context], Iterable[Finding]]
+
+
+class Context:
+    """What a check gets: the facts of one file and the run's settings."""
+
+    def __init__(self, facts: FileFacts, settings: Settings) -> None:
+        self.facts = facts
+        self.settings = settings
+
+    def finding(
+        self,
+        code: str,
+        span: Span,
+        message: str,
+        fix: Fix | None = None,
+        suggestion: Fix | None = None,
+    ) -> Finding:
+        rule = RULES[code]
+        return Finding(
+            code=code,
+            name=rule.name,
+            severity=rule.severity,
+            message=message,
+            path=self.facts.path,
+            span=span,
+            fix=fix,
+            suggestion=suggestion,
+        )
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, severity: str, summary: str, fix: str | None = None):
+    def register(func: Callable[[Context], Iterable[Finding]]):
+        RULES[code] = Rule(
+            code,
+            name,
+            Severity(severity),
+            summary,
+            Applicability(fix) if fix else None,
+            func,
+        )
+        return func
+
+    return register
+
+
+def run_checks(facts: FileFacts, settings: Settings, codes: set[str]) -> Iterator[Finding]:
+    ctx = Context(facts, settings)
+    for code, r in RULES.items():
+        if code in codes:
+            yield from r.check(ctx)
+
+
+def rule_url(code: str) -> str:
+    return f"https://github.com/lockcheck/lockcheck/blob/main/rules/{code}.md"
+
+
+# import the rule modules so that they register themselves
+from . import existence, exits, placement, processes, removal  # noqa: E402,F401

@@ -1,0 +1,124 @@
+"""How a run that did not get the lock ends, and what status the run reports."""
+
+from __future__ import annotations
+
+from ..model import Applicability, Fix
+from . import Context, rule
+
+
+def _busy_zero(ctx: Context):
+    for acq in ctx.facts.acquires:
+        b = acq.busy
+        if b is not None and b.ends_run and b.status == 0 and not acq.service_record:
+            yield acq, b
+
+
+@rule(
+    "LCK401",
+    "silent-skip",
+    "error",
+    "A busy branch that exits 0 and records the skip nowhere durable.",
+    "unsafe",
+)
+def silent_skip(ctx: Context):
+    code = ctx.settings.skip_exit_code
+    for _acq, b in _busy_zero(ctx):
+        if b.durable or b.lsb_start:
+            continue
+        fix = None
+        if b.status_fix is not None:
+            fix = Fix(
+                Applicability.UNSAFE,
+                f"Exit with {code} when the lock is busy",
+                b.status_fix.render(code=code),
+            )
+        yield ctx.finding(
+            "LCK401",
+            b.span,
+            "the run that could not get the lock ends with status 0 and records nothing: a job "
+            f"stopped by a stuck lock looks healthy; exit {code} (EX_TEMPFAIL) or record the "
+            "skip",
+            fix=fix,
+        )
+
+
+@rule(
+    "LCK402",
+    "zero-exit-skip",
+    "info",
+    "A busy branch that exits 0 but records the skip durably.",
+)
+def zero_exit_skip(ctx: Context):
+    code = ctx.settings.skip_exit_code
+    for _acq, b in _busy_zero(ctx):
+        if not (b.durable or b.lsb_start):
+            continue
+        why = (
+            "`start` on a running service exits 0 by LSB convention"
+            if b.lsb_start and not b.durable
+            else "the skip is recorded, but monitors that read only the status see success"
+        )
+        yield ctx.finding(
+            "LCK402",
+            b.span,
+            f"the busy branch exits 0: {why}; consider exiting {code} so a stuck lock is visible",
+        )
+
+
+@rule(
+    "LCK403",
+    "flock-default-conflict-code",
+    "warning",
+    "flock in command form without -E: a conflict looks like a failure.",
+    "unsafe",
+)
+def flock_default_conflict_code(ctx: Context):
+    code = ctx.settings.skip_exit_code
+    for acq in ctx.facts.acquires:
+        if not (acq.command_form and acq.nonblocking):
+            continue
+        if acq.conflict_code is not None or acq.status_handled:
+            continue
+        fix = None
+        if acq.conflict_code_fix is not None:
+            fix = Fix(
+                Applicability.UNSAFE,
+                f"Add `-E {code}` to flock",
+                acq.conflict_code_fix.render(code=code),
+            )
+        yield ctx.finding(
+            "LCK403",
+            acq.span,
+            "`flock` returns 1 on conflict, like most failures of the command it runs, and "
+            f"that status leaves the script: a skip is indistinguishable from an error; add "
+            f"`-E {code}`",
+            fix=fix,
+        )
+
+
+@rule(
+    "LCK404",
+    "exit-trap-overrides-status",
+    "warning",
+    "An EXIT trap that ends with a fixed status.",
+    "suggestion",
+)
+def exit_trap_overrides_status(ctx: Context):
+    for ov in ctx.facts.overrides:
+        sugg = None
+        if ov.keep_status_fix is not None:
+            sugg = Fix(
+                Applicability.SUGGESTION, ov.keep_status_fix.message, ov.keep_status_fix.edits
+            )
+        yield ctx.finding(
+            "LCK404",
+            ov.span,
+            f"the EXIT trap ends with `{ov.detail}`: every run, done, skipped or failed, "
+            "reports the same status; save `rc=$?` first and `exit \"$rc\"`, or use a bare "
+            "`exit`",
+            suggestion=sugg,
+        )
+
+
+# an empty busy branch status is computed by the frontend; ``flock -E 0`` arrives as a busy
+# branch whose span is the flock command and whose status is 0.

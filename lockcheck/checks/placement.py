@@ -1,0 +1,84 @@
+"""Where the lock file lives."""
+
+from __future__ import annotations
+
+from ..paths import (
+    is_script_itself,
+    predictable_name,
+    private_first,
+    same_path,
+    script_relative,
+    shared_tmp_dir,
+)
+from . import Context, rule
+
+
+@rule(
+    "LCK501",
+    "lock-beside-script",
+    "warning",
+    "A lock path derived from the script's location or the working directory.",
+    "suggestion",
+)
+def lock_beside_script(ctx: Context):
+    for acq in ctx.facts.acquires:
+        if acq.service_record or is_script_itself(acq.path):
+            continue
+        why = script_relative(acq.path)
+        if not why:
+            continue
+        yield ctx.finding(
+            "LCK501",
+            acq.open_span or acq.span,
+            f"lock `{acq.path.render()}`: {why}, which may be a synced, read-only or shared "
+            "checkout and differs between invocations; put locks in "
+            "`${XDG_RUNTIME_DIR:-...}` or another local run-private directory",
+        )
+
+
+def _made_shared_subdir(ctx: Context, path) -> str | None:
+    """The shared directory when ``path`` lies in a predictable subdirectory of one that the
+    script itself makes with mkdir -p / makedirs(exist_ok=True)."""
+    parent = path.dirname()
+    if parent is None:
+        return None
+    for made in ctx.facts.dirs_made:
+        if same_path(made, parent) and shared_tmp_dir(made) and predictable_name(made):
+            return shared_tmp_dir(made)
+    return None
+
+
+@rule(
+    "LCK502",
+    "predictable-lock-in-shared-tmp",
+    "warning",
+    "A predictable lock name in a world-writable directory.",
+    "suggestion",
+)
+def predictable_lock_in_shared_tmp(ctx: Context):
+    for acq in ctx.facts.acquires:
+        if acq.service_record or acq.path is None or private_first(acq.path):
+            continue
+        if not predictable_name(acq.path):
+            continue
+        where = shared_tmp_dir(acq.path)
+        if where is None:
+            where = _made_shared_subdir(ctx, acq.path)
+            if where is None:
+                continue
+        if acq.truncating:
+            harm = (
+                "the open truncates and follows symlinks, so another local user can plant a "
+                "link there that makes this job clobber a file of theirs choosing, or pre-create "
+                "the name to block every run"
+            )
+            todo = "open without truncating or following links"
+        else:
+            harm = "another local user can pre-create the name and block every run"
+            todo = "lock in a private directory"
+        yield ctx.finding(
+            "LCK502",
+            acq.open_span or acq.span,
+            f"lock `{acq.path.render()}` has a predictable name in world-writable {where}: "
+            f"{harm}; use `$XDG_RUNTIME_DIR` (or /run/user/$UID) and {todo}",
+        )

@@ -1,0 +1,128 @@
+"""Removing lock files: flocked files, stale-lock breakers, other jobs' locks, probes."""
+
+from __future__ import annotations
+
+from ..model import Applicability, Fix, LockKind
+from ..paths import glob_matches, is_dependency_lockfile, lockish_name, same_path
+from . import Context, rule
+
+
+@rule(
+    "LCK106",
+    "stale-lock-breaker",
+    "error",
+    "Removing or overwriting a lock judged stale by liveness or age.",
+    "suggestion",
+)
+def stale_lock_breaker(ctx: Context):
+    for acq in ctx.facts.acquires:
+        if acq.age_breaker is not None:
+            yield ctx.finding(
+                "LCK106",
+                acq.age_breaker,
+                f"`{acq.mechanism}` breaks locks older than a set age: a long run loses its "
+                "lock to a newcomer and two run at once; use flock, which dies with its holder",
+            )
+    for rm in ctx.facts.removals:
+        if not rm.stale_guard:
+            continue
+        why = (
+            "the holder was judged dead from a stored PID, which may be reused or "
+            "belong to another host or sandbox"
+            if rm.stale_guard == "dead-holder"
+            else "an old lock may still be held by a long run"
+        )
+        verb = "overwriting" if rm.overwrite else "removing"
+        where = f" `{rm.path.render()}`" if rm.path is not None else ""
+        yield ctx.finding(
+            "LCK106",
+            rm.span,
+            f"{verb} the lock{where} as stale misfires: {why}; use flock, which is "
+            "released when its holder dies, and drop the breaker",
+        )
+
+
+@rule(
+    "LCK107",
+    "foreign-lock-removal",
+    "warning",
+    "Unconditional removal of a lock the script never acquires.",
+)
+def foreign_lock_removal(ctx: Context):
+    facts = ctx.facts
+    for rm in facts.removals:
+        if rm.conditional or rm.stale_guard or rm.overwrite or rm.path is None:
+            continue
+        if not lockish_name(rm.path) or is_dependency_lockfile(rm.path):
+            continue
+        if any(glob_matches(rm.path, a.path) for a in facts.acquires):
+            continue
+        if any(glob_matches(rm.path, p) for p in facts.created):
+            continue
+        if any(glob_matches(rm.path, p.path) for p in facts.probes):
+            continue
+        what = "lock files matching" if rm.is_glob else "the lock"
+        yield ctx.finding(
+            "LCK107",
+            rm.span,
+            f"removes {what} `{rm.path.render()}`, which this script never acquires: it "
+            "breaks another job's exclusion; leave other jobs' locks alone",
+        )
+
+
+@rule(
+    "LCK201",
+    "flock-file-removed",
+    "error",
+    "Deleting a file that the same script locks with flock/fcntl.",
+    "safe",
+)
+def flock_file_removed(ctx: Context):
+    facts = ctx.facts
+    flocked = [a for a in facts.acquires if a.kind is not LockKind.EXISTENCE]
+    for rm in facts.removals:
+        if rm.overwrite or rm.stale_guard:
+            continue
+        for acq in flocked:
+            if acq.inode_recheck or not same_path(rm.path, acq.path):
+                continue
+            fix = None
+            if rm.drop_fix is not None:
+                fix = Fix(Applicability.SAFE, rm.drop_fix.message, rm.drop_fix.edits)
+            yield ctx.finding(
+                "LCK201",
+                rm.span,
+                f"deletes `{rm.path.render()}`, the file this script locks with "
+                f"{acq.mechanism}: a waiter that opened the old file and a newcomer that "
+                "creates a new one both get the lock; keep the lock file, never delete it",
+                fix=fix,
+            )
+            break
+
+
+@rule(
+    "LCK301",
+    "fixed-probe-name",
+    "error",
+    "A create-and-remove probe with a fixed name in a shared directory.",
+    "safe",
+)
+def fixed_probe_name(ctx: Context):
+    for probe in ctx.facts.probes:
+        if probe.path is None or probe.path.has_unique:
+            continue
+        fix = None
+        if probe.per_process_fix is not None:
+            fix = Fix(
+                Applicability.SAFE, probe.per_process_fix.message, probe.per_process_fix.edits
+            )
+        yield ctx.finding(
+            "LCK301",
+            probe.span,
+            f"probe `{probe.path.render()}` has a fixed name: a concurrent run doing the same "
+            "probe collides with it and judges the location unusable; add a per-process part "
+            "to the name",
+            fix=fix,
+        )
+
+

@@ -1,0 +1,93 @@
+"""One file through the pipeline: frontend -> lock facts -> checks -> suppressions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from . import checks
+from .frontends import parse
+from .model import FileFacts, Finding
+from .settings import Settings
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+_DISABLE = re.compile(r"#\s*lockcheck:\s*disable=(?P<codes>[A-Z0-9,\s]+)", re.I)
+_DISABLE_FILE = re.compile(r"#\s*lockcheck:\s*disable-file=(?P<codes>[A-Z0-9,\s]+)", re.I)
+
+
+def selected_codes(settings: Settings, extra_ignore: Iterable[str] = ()) -> set[str]:
+    """Codes enabled by select/extend-select/ignore (prefixes allowed, 'ALL' for all)."""
+
+    def expand(items: Iterable[str]) -> set[str]:
+        out: set[str] = set()
+        for item in items:
+            item = item.strip().upper()
+            if item == "ALL":
+                out.update(checks.RULES)
+            else:
+                out.update(c for c in checks.RULES if c.startswith(item))
+        return out
+
+    codes = expand(settings.select) | expand(settings.extend_select)
+    return codes - expand(list(settings.ignore) + list(extra_ignore))
+
+
+def _codes(text: str | None) -> set[str] | None:
+    if not text:
+        return None
+    return {c.upper() for c in re.split(r"[\s,]+", text.strip()) if c}
+
+
+def suppressed(facts: FileFacts, finding: Finding) -> bool:
+    """noqa at the end of the flagged line; ``lockcheck: disable=`` on the line before;
+    ``lockcheck: disable-file=`` in the first comment block."""
+    comments = facts.comments
+    line = finding.span.line
+    own = comments.get(line)
+    if own:
+        m = _NOQA.search(own)
+        if m:
+            codes = _codes(m.group("codes"))
+            if codes is None or finding.code in codes:
+                return True
+    prev = comments.get(line - 1)
+    if prev:
+        m = _DISABLE.search(prev)
+        if m and finding.code in (_codes(m.group("codes")) or set()):
+            return True
+    return finding.code in file_disabled(facts)
+
+
+def file_disabled(facts: FileFacts) -> set[str]:
+    """Codes disabled by ``# lockcheck: disable-file=`` in the file's first comment block."""
+    out: set[str] = set()
+    lines = facts.text.splitlines()
+    for i, raw in enumerate(lines, start=1):
+        s = raw.strip()
+        if not s:
+            continue
+        if not s.startswith("#"):
+            break
+        m = _DISABLE_FILE.search(facts.comments.get(i, s))
+        if m:
+            out |= _codes(m.group("codes")) or set()
+    return out
+
+
+def analyze_facts(facts: FileFacts, settings: Settings, codes: set[str]) -> list[Finding]:
+    findings = []
+    for f in checks.run_checks(facts, settings, codes):
+        if suppressed(facts, f):
+            continue
+        findings.append(f)
+    findings.sort(key=lambda f: f.sort_key)
+    return findings
+
+
+def analyze_text(
+    path: str, text: str, language: str, settings: Settings | None = None
+) -> tuple[FileFacts, list[Finding]]:
+    """Analyze one file's text (the documented API)."""
+    settings = settings or Settings()
+    facts = parse(language, path, text)
+    return facts, analyze_facts(facts, settings, selected_codes(settings))

@@ -1,0 +1,1 @@
+"""Applying fixes (see lockcheck.fix.apply)."""

@@ -1,0 +1,260 @@
+"""Where a lock path lies: synced or network roots, shared temporary directories, the
+script's own directory.  Pure functions over :class:`lockcheck.model.PathExpr`."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+
+from .model import Part, PartKind, PathExpr
+
+SYNC_ROOTS_HOME = (
+    "Dropbox",
+    "OneDrive*",
+    "Google Drive",
+    "My Drive",
+    "Library/CloudStorage/*",
+    "Library/Mobile Documents/*",
+    "iCloudDrive",
+    "iCloud Drive",
+    "Box",
+    "Box Sync",
+    "Nextcloud",
+    "ownCloud",
+    "pCloudDrive",
+    "MEGA",
+    "Sync",
+)
+SYNC_WORDS = {
+    "SHARED",
+    "SYNC",
+    "SYNCED",
+    "CLOUD",
+    "DROPBOX",
+    "ONEDRIVE",
+    "GDRIVE",
+    "ICLOUD",
+    "NFS",
+    "SMB",
+    "CIFS",
+    "NAS",
+}
+SHARED_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
+PRIVATE_VARS = {"XDG_RUNTIME_DIR", "RUNTIME_DIRECTORY", "XDG_STATE_HOME", "XDG_CACHE_HOME"}
+
+
+def name_words(name: str) -> list[str]:
+    """Split a variable name on '_' and camelCase boundaries, upper-cased."""
+    words: list[str] = []
+    for chunk in re.split(r"[_\W]+", name):
+        words.extend(re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", chunk))
+    return [w.upper() for w in words if w]
+
+
+def synced_variable(name: str) -> bool:
+    return any(w in SYNC_WORDS for w in name_words(name))
+
+
+def _alternatives(path: PathExpr, depth: int = 0) -> list[tuple[Part, ...]]:
+    """Expand ${VAR:-default} parts into (VAR itself, default) alternatives."""
+    out: list[tuple[Part, ...]] = [()]
+    for p in path.parts:
+        if p.kind is PartKind.VAR and p.default is not None and depth < 4:
+            alts = [(Part(PartKind.VAR, p.value),)] + _alternatives(p.default, depth + 1)
+            out = [o + a for o in out for a in alts][:16]
+        else:
+            out = [o + (p,) for o in out]
+    return out
+
+
+def _prefix_text(parts: tuple[Part, ...]) -> str | None:
+    """The path's leading text with ~ for home, while it stays literal; None if it starts
+    with something unknown."""
+    s = ""
+    for p in parts:
+        if p.kind is PartKind.LIT:
+            s += p.value
+        elif p.kind is PartKind.HOME and not s:
+            s += "~"
+        else:
+            s += "\0"  # marker: anything after is not literal
+            break
+    return s or None
+
+
+def synced_reason(path: PathExpr | None, extra_roots: list[str] | tuple[str, ...] = ()) -> str | None:
+    """Why the path is synced or network, or None."""
+    if path is None:
+        return None
+    for alt in _alternatives(path):
+        # variable names that say shared/synced (unresolved ones only: an assigned variable
+        # resolves to its value first)
+        for p in alt:
+            if p.kind is PartKind.VAR and synced_variable(p.value):
+                return f"${p.value} names a shared or synced location"
+        pre = _prefix_text(alt)
+        if not pre:
+            continue
+        text = pre.split("\0")[0]
+        why = _synced_text(text, pre)
+        if why:
+            return why
+        for root in extra_roots:
+            r = root.rstrip("/")
+            home = os.path.expanduser("~")
+            cand = {r}
+            if r.startswith("~"):
+                cand.add(home + r[1:])
+            elif r.startswith(home):
+                cand.add("~" + r[len(home) :])
+            for c in cand:
+                if text == c or text.startswith(c + "/"):
+                    return f"{root} is declared in synced-paths"
+    return None
+
+
+def _synced_text(text: str, full: str) -> str | None:
+    """``text``: the literal leading part; ``full``: the same with a NUL where an unresolved
+    part begins (so a literal root followed by more path is recognised)."""
+    if full.startswith("~/"):
+        segs = full[2:].split("/")
+        for root in SYNC_ROOTS_HOME:
+            n = root.count("/") + 1
+            head = segs[:n]
+            if len(segs) > n and all("\0" not in s for s in head):
+                if fnmatch.fnmatchcase("/".join(head), root):
+                    return f"~/{'/'.join(head)} is a cloud-synced folder"
+        return None
+    m = re.match(r"^/mnt/([a-z])/", full)
+    if m:
+        return f"/mnt/{m.group(1)} is a Windows drive mounted in WSL (9p/drvfs)"
+    if re.match(r"^(//|\\\\)[^/\\\0]", full):
+        return "a UNC path names a network share"
+    if full.startswith("smb://"):
+        return "smb:// names a network share"
+    for root in ("/net/", "/nfs/"):
+        if full.startswith(root):
+            return f"{root.rstrip('/')} is a network mount"
+    if re.match(r"^/mnt/nfs[^/\0]*/", full):
+        return "/mnt/nfs* is a network mount"
+    return None
+
+
+def shared_tmp_dir(path: PathExpr | None) -> str | None:
+    """The world-writable directory the path lies directly in, or None."""
+    if path is None or not path.parts:
+        return None
+    first = path.parts[0]
+    if first.kind is PartKind.TMPDIR:
+        rest = path.parts[1:]
+        text = "".join(p.value if p.kind is PartKind.LIT else "\0" for p in rest)
+        return "the system temporary directory" if text.count("/") <= 1 else None
+    if first.kind is not PartKind.LIT:
+        return None
+    text = first.value
+    for d in SHARED_TMP_DIRS:
+        if text.startswith(d + "/"):
+            rest = text[len(d) + 1 :]
+            if "/" not in rest:
+                return d
+    return None
+
+
+def private_first(path: PathExpr | None) -> bool:
+    """Tries a private directory first (${XDG_RUNTIME_DIR:-/tmp}, env.get(...,'/tmp'))."""
+    if path is None or not path.parts:
+        return False
+    first = path.parts[0]
+    return first.kind is PartKind.VAR and first.value in PRIVATE_VARS
+
+
+def predictable_name(path: PathExpr | None) -> bool:
+    """The entry's name is a literal or derived only from script name, user or arguments."""
+    if path is None:
+        return False
+    name = path.basename_parts()
+    if not name:
+        return False
+    ok = {PartKind.LIT, PartKind.SCRIPT_NAME, PartKind.USER, PartKind.ARG}
+    return all(p.kind in ok for p in name)
+
+
+def script_relative(path: PathExpr | None) -> str | None:
+    """Why the path is beside the script or in the working directory, or None."""
+    if path is None or not path.parts:
+        return None
+    first = path.parts[0]
+    if first.kind is PartKind.SCRIPT_DIR:
+        return "it lies beside the script"
+    if first.kind is PartKind.CWD:
+        return "it lies in the working directory"
+    if first.kind is PartKind.LIT:
+        v = first.value
+        if v and not v.startswith(("/", "~", "\\")) and not re.match(r"^[A-Za-z]:", v):
+            return "a relative name resolves against the working directory"
+    return None
+
+
+def is_script_itself(path: PathExpr | None) -> bool:
+    return bool(path and len(path.parts) == 1 and path.parts[0].kind is PartKind.SCRIPT)
+
+
+def same_path(a: PathExpr | None, b: PathExpr | None) -> bool:
+    if a is None or b is None:
+        return False
+    return a.key() == b.key()
+
+
+def glob_matches(pattern: PathExpr | None, path: PathExpr | None) -> bool:
+    if pattern is None or path is None:
+        return False
+    if same_path(pattern, path):
+        return True
+    return fnmatch.fnmatchcase(path.key(), pattern.key())
+
+
+DEPENDENCY_LOCKFILES = {
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lockb",
+    "bun.lock",
+    "Cargo.lock",
+    "poetry.lock",
+    "Pipfile.lock",
+    "pdm.lock",
+    "uv.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "flake.lock",
+    "mix.lock",
+    "pubspec.lock",
+    "Podfile.lock",
+    "packages.lock.json",
+    "conda-lock.yml",
+    "deno.lock",
+    "gradle.lockfile",
+    "Package.resolved",
+}
+
+
+def is_dependency_lockfile(path: PathExpr | None) -> bool:
+    if path is None:
+        return False
+    key = path.key()
+    base = key.rsplit("/", 1)[-1]
+    if base in DEPENDENCY_LOCKFILES or key.endswith(".git/index.lock") or "/.git/" in key:
+        return True
+    return base.endswith((".lock.json", "-lock.json", "-lock.yaml", ".lockb"))
+
+
+LOCKISH = re.compile(r"(?i)(lock|\.pid\b|pidfile|lck|mutex|running)")
+
+
+def lockish_name(path: PathExpr | None) -> bool:
+    if path is None:
+        return False
+    return bool(LOCKISH.search(path.render()))

@@ -1,0 +1,21 @@
+"""Resolved settings for one run (filled from configuration files and the command line)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Settings:
+    select: list[str] = field(default_factory=lambda: ["ALL"])
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    extend_exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    synced_paths: list[str] = field(default_factory=list)
+    skip_exit_code: int = 75
+    fail_on: str = "warning"
+    strict: bool = False
+    config_file: str | None = None  # where these settings came from
+    project_root: str | None = None  # directory holding the config file
