@@ -1,0 +1,332 @@
+"""Applying fixes: rounds of non-overlapping edits, verification with rollback, atomic writes
+and unified diffs.
+
+Used by the CLI for ``--fix``, ``--unsafe-fixes``, ``--diff`` and ``--show-fixes``.  Edits are
+offsets into the decoded text (``str``); text must be decoded without newline translation
+(:func:`read_source`) so that CRLF files keep their line endings.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import stat
+import tempfile
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..model import Applicability, Edit, Finding, Fix
+from ..settings import Settings
+
+MAX_ROUNDS = 10
+ENCODING = "utf-8"
+
+
+class FixWriteError(OSError):
+    """A fixed file could not be written safely (the CLI prints the message)."""
+
+
+@dataclass
+class FileFixResult:
+    path: str
+    original: str
+    fixed: str
+    applied: list[Finding] = field(default_factory=list)
+    remaining: list[Finding] = field(default_factory=list)
+    rolled_back: list[tuple[Finding, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_source(path: str) -> tuple[str, bytes]:
+    """The file's text (no newline translation, undecodable bytes kept as surrogates) and its
+    raw bytes, to be handed back to :func:`write_atomic`."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    return decode(data), data
+
+
+def decode(data: bytes) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        return "\ufeff" + data[3:].decode(ENCODING, errors="surrogateescape")
+    return data.decode(ENCODING, errors="surrogateescape")
+
+
+def encode(text: str) -> bytes:
+    return text.encode(ENCODING, errors="surrogateescape")
+
+
+# --------------------------------------------------------------------------- edits
+
+
+def _valid(edits: Iterable[Edit], length: int) -> bool:
+    return all(0 <= e.start <= e.end <= length for e in edits)
+
+
+def _overlap(a: Edit, b: Edit) -> bool:
+    if a.start == a.end and b.start == b.end:
+        return a.start == b.start  # two insertions at one point: order would be ambiguous
+    if a.start == a.end:
+        return b.start < a.start < b.end
+    if b.start == b.end:
+        return a.start < b.start < a.end
+    return a.start < b.end and b.start < a.end
+
+
+def _conflicts(edits: Iterable[Edit], taken: list[Edit]) -> bool:
+    return any(_overlap(e, t) for e in edits for t in taken)
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits (offsets into ``text``); bytes outside them are kept."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if _overlap(a, b):
+            raise ValueError(f"overlapping edits {a} and {b}")
+    out = []
+    pos = 0
+    for e in ordered:
+        if not 0 <= pos <= e.start <= e.end <= len(text):
+            raise ValueError(f"edit {e} outside the text")
+        out.append(text[pos : e.start])
+        out.append(e.content)
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- fix_text
+
+
+def _wanted(f: Finding, codes: set[str] | None, unsafe: bool) -> bool:
+    if f.fix is None or not f.fix.edits:
+        return False
+    if codes is not None and f.code not in codes:
+        return False
+    if f.fix.applicability is Applicability.SAFE:
+        return True
+    return unsafe and f.fix.applicability is Applicability.UNSAFE
+
+
+def _ident(f: Finding) -> tuple:
+    """A finding's identity that survives edits elsewhere in the file."""
+    return (f.code, f.fix.message if f.fix else "", f.message)
+
+
+def _parse_errors(facts, findings: list[Finding]) -> int:
+    return max(len(facts.parse_errors), sum(1 for f in findings if f.code == "LCK000"))
+
+
+def _verify(analyse, src: str, facts, findings: list[Finding], fixes):
+    """Re-analyse ``src``: (facts, findings) when the fixes removed their findings and the file
+    still parses, else (None, why)."""
+    new_facts, new_findings = analyse(src)
+    if _parse_errors(new_facts, new_findings) > _parse_errors(facts, findings):
+        return None, "the fixed file no longer parses"
+    before = Counter(f.code for f in findings)
+    after = Counter(f.code for f in new_findings)
+    gone: Counter = Counter()
+    for _fix, fs in fixes:
+        gone.update(f.code for f in fs)
+    for code, n in gone.items():
+        if after[code] > before[code] - n:
+            return None, f"the fix did not remove the {code} finding"
+    return (new_facts, new_findings), ""
+
+
+def fix_text(
+    path: str,
+    text: str,
+    language: str,
+    settings: Settings | None = None,
+    codes: Iterable[str] | None = None,
+    unsafe: bool = False,
+) -> FileFixResult:
+    """Apply the safe (and, with ``unsafe``, the unsafe) fixes of ``text`` in rounds.
+
+    Each round applies the non-overlapping fixes of the current findings (an overlapping one
+    waits for the next round), re-analyses and keeps a fix only when its finding is gone and
+    the file did not become unreadable; otherwise the fix is rolled back and reported.
+    ``codes`` limits the rules whose fixes are applied (None: every reported rule).
+    """
+    from ..engine import analyze_text
+
+    settings = settings or Settings()
+    code_set = {c.upper() for c in codes} if codes is not None else None
+    result = FileFixResult(path=path, original=text, fixed=text)
+    refused: set[tuple] = set()  # identities of findings whose fix was rolled back
+
+    def analyse(src: str):
+        return analyze_text(path, src, language, settings)
+
+    current = text
+    facts, findings = analyse(current)
+    for _round in range(MAX_ROUNDS):
+        candidates = [
+            f for f in findings if _wanted(f, code_set, unsafe) and _ident(f) not in refused
+        ]
+        if not candidates:
+            break
+        candidates.sort(key=lambda f: (min(e.start for e in f.fix.edits), f.sort_key))
+        batch: list[tuple[Fix, list[Finding]]] = []
+        taken: list[Edit] = []
+        for f in candidates:
+            edits = f.fix.edits
+            same = next((b for b in batch if b[0].edits == edits), None)
+            if same is not None:  # one fix offered for several findings: apply it once
+                same[1].append(f)
+                continue
+            if not _valid(edits, len(current)):
+                refused.add(_ident(f))
+                result.rolled_back.append((f, "the fix's edits lie outside the file"))
+                continue
+            if _conflicts(edits, taken):
+                continue  # waits for the next round
+            try:
+                apply_edits(current, edits)  # edits of one fix must not overlap each other
+            except ValueError as exc:
+                refused.add(_ident(f))
+                result.rolled_back.append((f, f"the fix is malformed: {exc}"))
+                continue
+            batch.append((f.fix, [f]))
+            taken.extend(edits)
+        if not batch:
+            continue  # every candidate was refused: the next round finds none
+
+        new_text = apply_edits(current, taken)
+        outcome, _why = _verify(analyse, new_text, facts, findings, batch)
+        if outcome is not None:
+            current = new_text
+            facts, findings = outcome
+            for _fix, fs in batch:
+                result.applied.extend(fs)
+            continue
+        # the batch failed: find the fixes that are good on their own
+        for fix, fs in batch:
+            one = apply_edits(current, fix.edits)
+            outcome, why = _verify(analyse, one, facts, findings, [(fix, fs)])
+            if outcome is None:
+                for f in fs:
+                    refused.add(_ident(f))
+                    result.rolled_back.append((f, why))
+                continue
+            current = one
+            facts, findings = outcome
+            result.applied.extend(fs)
+            break  # offsets of the other fixes refer to the old text: next round
+    result.fixed = current
+    result.remaining = findings
+    return result
+
+
+# --------------------------------------------------------------------------- diffs
+
+
+def unified_diff(path: str, old: str, new: str, context: int = 3) -> str:
+    """A unified diff with ``--- a/path`` / ``+++ b/path`` headers ('' when equal)."""
+    if old == new:
+        return ""
+    name = path.replace(os.sep, "/").lstrip("/")
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    out = []
+    for line in difflib.unified_diff(a, b, f"a/{name}", f"b/{name}", n=context):
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def fix_diff(path: str, text: str, fix: Fix) -> str:
+    """The diff a single fix or suggestion would make (for ``--show-fixes``)."""
+    return unified_diff(path, text, apply_edits(text, fix.edits))
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _crlf(data: bytes) -> bool:
+    """The file's lines end in CRLF (every LF is preceded by CR)."""
+    n = data.count(b"\n")
+    return n > 0 and data.count(b"\r\n") == n
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
+
+
+def write_atomic(
+    path: str, text: str, original_bytes: bytes | None = None, root: str | None = None
+) -> None:
+    """Replace ``path`` with ``text`` atomically.
+
+    Writes a temporary file in the same directory, fsyncs it, gives it the original
+    permission bits and renames it over the target.  A file whose lines ended in CRLF keeps
+    CRLF endings; text is encoded with ``surrogateescape`` so undecodable bytes survive.  A
+    symlink is written through to its target only when the target lies inside ``root`` (the
+    scanned tree, default: the working directory); otherwise :class:`FixWriteError`.  When
+    ``original_bytes`` is given and the file changed on disk since it was read, nothing is
+    written (:class:`FixWriteError`).
+    """
+    root_real = os.path.realpath(root if root is not None else os.getcwd())
+    target = path
+    if os.path.islink(path):
+        target = os.path.realpath(path)
+        if not _inside(target, root_real):
+            raise FixWriteError(
+                f"{path}: refusing to write through a symlink to {target}, outside {root_real}"
+            )
+    try:
+        st = os.stat(target)
+    except FileNotFoundError as exc:
+        raise FixWriteError(f"{path}: file vanished before the fix was written") from exc
+    if not stat.S_ISREG(st.st_mode):
+        raise FixWriteError(f"{path}: not a regular file")
+    if original_bytes is not None:
+        with open(target, "rb") as fh:
+            if fh.read() != original_bytes:
+                raise FixWriteError(f"{path}: changed on disk since it was read; not fixed")
+        if _crlf(original_bytes):
+            text = re.sub(r"(?<!\r)\n", "\r\n", text)
+    data = encode(text)
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".lockcheck-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode))
+            if hasattr(os, "fchown") and os.geteuid() == 0:
+                try:
+                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
+                except OSError:
+                    pass
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
