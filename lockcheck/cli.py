@@ -1,0 +1,631 @@
+"""The command line: ``lockcheck scan``, ``lockcheck rule``, ``lockcheck init``.
+
+Exit status: 0 nothing at or above ``--fail-on``; 1 findings at or above it (or ``--diff``
+with a diff); 2 a usage or configuration error, or a file that could not be read (the other
+files are still checked and reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from . import __version__
+from .config import FAIL_ON, ConfigError, Overrides, Resolver, fail_threshold, validate_selector
+from .report import FORMATS, HUMAN_FORMATS, SEVERITY_ORDER, ReportContext
+
+PROG = "lockcheck"
+COMMANDS = ("scan", "rule", "init", "version")
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(message)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _write(stream, text: str) -> None:
+    if not text:
+        return
+    buf = getattr(stream, "buffer", None)
+    if buf is not None:
+        stream.flush()
+        buf.write(text.encode("utf-8", "surrogateescape"))
+        buf.flush()
+    else:
+        stream.write(text)
+
+
+def out(text: str) -> None:
+    _write(sys.stdout, text)
+
+
+def err(text: str) -> None:
+    _write(sys.stderr, text if text.endswith("\n") else text + "\n")
+
+
+def error_line(message: str) -> None:
+    err(f"{PROG}: error: {message}")
+
+
+def warning_line(message: str) -> None:
+    err(f"{PROG}: warning: {message}")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def _codes_list(value: str) -> list[str]:
+    out_ = []
+    for item in value.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        sel = validate_selector(item)
+        if sel is None:
+            raise argparse.ArgumentTypeError(f"unknown rule selector '{item}'")
+        out_.append(sel)
+    return out_
+
+
+def _patterns(value: str) -> list[str]:
+    return [p.strip() for p in value.split(",") if p.strip()]
+
+
+def _exit_code(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer 1..255, got '{value}'") from None
+    if not 1 <= n <= 255:
+        raise argparse.ArgumentTypeError(f"expected an integer 1..255, got '{value}'")
+    return n
+
+
+def _extend(values: list[list[str]] | None) -> list[str]:
+    return [v for group in values or [] for v in group]
+
+
+def build_parser() -> Parser:
+    p = Parser(prog=PROG, description="Find broken single-instance locks in job scripts.")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", parser_class=Parser)
+
+    s = sub.add_parser("scan", help="check files and directories")
+    s.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    s.add_argument("--select", type=_codes_list, action="append", metavar="CODES")
+    s.add_argument("--ignore", type=_codes_list, action="append", metavar="CODES")
+    s.add_argument("--extend-select", type=_codes_list, action="append", metavar="CODES")
+    s.add_argument("--exclude", type=_patterns, action="append", metavar="PATTERNS")
+    s.add_argument("--extend-exclude", type=_patterns, action="append", metavar="PATTERNS")
+    s.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclude patterns to files named on the command line too",
+    )
+    s.add_argument("--output-format", choices=list(FORMATS), metavar="FORMAT")
+    s.add_argument("-o", "--output-file", metavar="FILE")
+    s.add_argument("--statistics", action="store_true")
+    s.add_argument("--config", metavar="FILE")
+    s.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    s.add_argument("--fail-on", choices=FAIL_ON)
+    s.add_argument("--skip-exit-code", type=_exit_code, metavar="N")
+    s.add_argument("--synced-path", action="append", default=[], metavar="DIR")
+    s.add_argument("-q", "--quiet", action="store_true")
+    s.add_argument("-s", "--silent", action="store_true")
+    s.add_argument("-e", "--exit-zero", action="store_true")
+    s.add_argument("--no-color", action="store_true")
+    s.add_argument("--version", action="store_true")
+    s.add_argument("--show-files", action="store_true")
+    s.add_argument("--fix", action="store_true")
+    s.add_argument("--unsafe-fixes", action="store_true")
+    s.add_argument("--diff", action="store_true")
+    s.add_argument("--show-fixes", action="store_true")
+    s.add_argument("--baseline", metavar="FILE")
+    s.add_argument("--write-baseline", metavar="FILE")
+    s.add_argument("--diff-base", metavar="REF")
+
+    r = sub.add_parser("rule", help="explain a rule")
+    r.add_argument("code", nargs="?")
+    r.add_argument("--all", action="store_true")
+    r.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    i = sub.add_parser("init", help="print a lock wrapper template")
+    g = i.add_mutually_exclusive_group()
+    g.add_argument("--shell", dest="language", action="store_const", const="shell")
+    g.add_argument("--python", dest="language", action="store_const", const="python")
+    i.add_argument("--slot", default="job", metavar="NAME")
+
+    sub.add_parser("version", help="print the version")
+    return p
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (
+        args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")
+    ):
+        args_list.insert(0, "scan")
+    try:
+        args = build_parser().parse_args(args_list)
+    except UsageError as exc:
+        error_line(str(exc))
+        return 2
+    try:
+        if args.version or args.command == "version":
+            out(f"{PROG} {__version__}\n")
+            return 0
+        if args.command == "rule":
+            return cmd_rule(args)
+        if args.command == "init":
+            return cmd_init(args)
+        return cmd_scan(args)
+    except (ConfigError, UsageError) as exc:
+        error_line(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        err("")
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = None  # type: ignore[assignment]
+        finally:
+            return 1  # noqa: B012
+
+
+# --------------------------------------------------------------------------- rule, init
+
+
+def _rule_json(code: str) -> dict:
+    from .checks import RULES, rule_url
+
+    r = RULES[code]
+    return {
+        "code": code,
+        "name": r.name,
+        "severity": r.severity.value,
+        "summary": r.summary,
+        "fix": r.fix.value if r.fix is not None else None,
+        "url": rule_url(code),
+    }
+
+
+def _page(code: str) -> str:
+    from .checks import RULES, rule_url
+
+    try:
+        from .docs import rule_page
+    except ImportError:
+        rule_page = None
+    if rule_page is not None:
+        try:
+            return rule_page(code)
+        except KeyError:
+            pass
+    r = RULES[code]
+    fix = r.fix.value if r.fix is not None else "none"
+    return (
+        f"# {code}: {r.name}\n\nSeverity: {r.severity.value} · Fix: {fix}\n\n{r.summary}\n\n"
+        f"See {rule_url(code)}\n"
+    )
+
+
+def cmd_rule(args) -> int:
+    import json
+
+    from .checks import RULES
+
+    if args.all:
+        codes = sorted(RULES)
+        if args.output_format == "json":
+            out(json.dumps([_rule_json(c) for c in codes], indent=2) + "\n")
+        else:
+            w = max(len(RULES[c].name) for c in codes)
+            for c in codes:
+                r = RULES[c]
+                fix = r.fix.value if r.fix is not None else "-"
+                out(f"{c}  {r.name:<{w}}  {r.severity.value:<7}  {fix}\n")
+        return 0
+    if not args.code:
+        raise UsageError("rule: give a rule code (e.g. LCK401) or --all")
+    code = args.code.strip().upper()
+    if code not in RULES:
+        raise UsageError(f"unknown rule code '{args.code}'")
+    page = _page(code)
+    if args.output_format == "json":
+        data = _rule_json(code)
+        data["explanation"] = page
+        out(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        out(page if page.endswith("\n") else page + "\n")
+    return 0
+
+
+def cmd_init(args) -> int:
+    try:
+        from .fix.templates import render_init
+    except ImportError as exc:
+        error_line(f"init is not available in this build (lockcheck.fix.templates: {exc})")
+        return 2
+    language = args.language or "shell"
+    try:
+        text = render_init(language, args.slot)
+    except (KeyError, ValueError) as exc:
+        raise UsageError(f"init: {exc}") from exc
+    out(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- scan
+
+
+class Progress:
+    """A one-line progress display on stderr, only on a terminal, never in CI, and only once
+    a scan has taken longer than a moment."""
+
+    DELAY = 0.75
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.start = time.monotonic()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.start < self.DELAY or now - self.last < 0.1:
+            return
+        self.last = now
+        self.shown = True
+        sys.stderr.write(f"\r{PROG}: checked {done}/{total} files")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _use_color(args, fmt: str) -> bool:
+    if fmt not in HUMAN_FORMATS or args.no_color or args.output_file:
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def _load_fix_module():
+    try:
+        from .fix import apply
+    except ImportError as exc:
+        raise UsageError(
+            f"fixes are not available in this build (lockcheck.fix.apply: {exc})"
+        ) from exc
+    return apply
+
+
+def cmd_scan(args) -> int:
+    from .discover import GitError, changed_files, discover
+
+    fmt = args.output_format or os.environ.get("LOCKCHECK_OUTPUT_FORMAT") or "full"
+    if fmt not in FORMATS:
+        raise UsageError(
+            f"LOCKCHECK_OUTPUT_FORMAT: invalid output format '{fmt}' "
+            f"(choose from {', '.join(FORMATS)})"
+        )
+    if args.baseline and args.write_baseline:
+        raise UsageError("--baseline and --write-baseline cannot be used together")
+    overrides = Overrides(
+        select=_extend(args.select) if args.select else None,
+        extend_select=_extend(args.extend_select),
+        ignore=_extend(args.ignore),
+        exclude=_extend(args.exclude) if args.exclude else None,
+        extend_exclude=_extend(args.extend_exclude),
+        synced_paths=list(args.synced_path),
+        skip_exit_code=args.skip_exit_code,
+        fail_on=args.fail_on,
+    )
+    resolver = Resolver(overrides, config=args.config, isolated=args.isolated)
+    paths = args.paths or ["."]
+    targets, errors = discover(paths, resolver, force_exclude=args.force_exclude)
+    for e in errors:
+        error_line(e)
+    status_error = bool(errors)
+
+    if args.diff_base:
+        try:
+            changed = changed_files(args.diff_base)
+        except GitError as exc:
+            raise UsageError(str(exc)) from exc
+        targets = [t for t in targets if os.path.realpath(t.path) in changed]
+
+    if args.show_files:
+        for t in sorted(targets, key=lambda t: t.display):
+            if t.language is not None:
+                out(f"{t.display}\n")
+        return 2 if status_error else 0
+
+    machine = fmt not in HUMAN_FORMATS
+    progress = Progress(
+        sys.stderr.isatty()
+        and not os.environ.get("CI")
+        and not machine
+        and not (args.quiet or args.silent)
+    )
+    from .runner import codes_for, run
+
+    results = run(targets, progress=progress)
+    progress.done()
+
+    sources: dict[str, str] = {}
+    absolute: dict[str, str] = {}
+    settings_of: dict[str, object] = {}
+    findings = []
+    checked = 0
+    for t, r in zip(targets, results, strict=True):
+        if r.warning:
+            warning_line(r.warning)
+        if r.error:
+            error_line(r.error)
+            status_error = True
+            continue
+        if r.skipped:
+            continue
+        checked += 1
+        absolute[r.display] = r.path
+        settings_of[r.display] = t.settings
+        if r.findings:
+            sources[r.display] = r.text or ""
+            findings.extend(r.findings)
+
+    # ---- fixes
+    fixed: list = []
+    diffs: list[str] = []
+    if args.fix or args.diff:
+        apply = _load_fix_module()
+        by_file: dict[str, list] = {}
+        for f in findings:
+            by_file.setdefault(f.path, []).append(f)
+        ctx0 = ReportContext(unsafe_fixes=args.unsafe_fixes)
+        new_findings = []
+        for t, r in zip(targets, results, strict=True):
+            fs = by_file.get(r.display)
+            if not fs:
+                continue
+            if not any(ctx0.applicable(f) for f in fs):
+                new_findings.extend(fs)
+                continue
+            codes = codes_for(t.settings, t.path)
+            try:
+                res = apply.fix_text(
+                    r.display, r.text or "", t.language, t.settings, codes, args.unsafe_fixes
+                )
+            except Exception as exc:  # a fixer bug must not lose the findings
+                error_line(f"{r.display}: internal error while fixing: {type(exc).__name__}: {exc}")
+                status_error = True
+                new_findings.extend(fs)
+                continue
+            for f, why in res.rolled_back:
+                warning_line(
+                    f"{r.display}:{f.span.line}:{f.span.col}: {f.code} fix not applied: {why}"
+                )
+            remaining = [f for f in res.remaining if f.code in codes]
+            if res.fixed != res.original:
+                if args.diff:
+                    diffs.append(apply.unified_diff(r.display, res.original, res.fixed))
+                    new_findings.extend(fs)  # nothing written: the findings stay
+                    fixed.extend(res.applied)
+                    continue
+                try:
+                    apply.write_atomic(r.path, res.fixed, r.data)
+                except OSError as exc:
+                    error_line(str(exc))
+                    status_error = True
+                    new_findings.extend(fs)
+                    continue
+                sources[r.display] = res.fixed
+                fixed.extend(res.applied)
+                new_findings.extend(remaining)
+            else:
+                new_findings.extend(fs)
+        findings = new_findings
+
+    ctx = ReportContext(
+        sources=sources,
+        color=_use_color(args, fmt),
+        unsafe_fixes=args.unsafe_fixes,
+        show_fixes=args.show_fixes,
+        absolute=lambda p: absolute.get(p) or os.path.abspath(p),
+    )
+
+    def line_of(f):
+        return ctx.line(f.path, f.span.line)
+
+    # ---- baselines
+    if args.write_baseline:
+        from .baseline import write
+
+        n = write(args.write_baseline, findings, line_of, ctx.abspath)
+        if not args.silent:
+            entries = "entry" if n == 1 else "entries"
+            err(f"{PROG}: wrote {n} baseline {entries} to {args.write_baseline}")
+        return 2 if status_error else 0
+    if args.baseline:
+        from .baseline import BaselineError, filter_new
+
+        try:
+            findings, stale = filter_new(args.baseline, findings, line_of, ctx.abspath)
+        except BaselineError as exc:
+            raise UsageError(str(exc)) from exc
+        if stale and not (args.quiet or args.silent):
+            entries = "entry" if stale == 1 else "entries"
+            err(
+                f"{PROG}: {stale} baseline {entries} no longer match (fixed or changed); "
+                f"rewrite the baseline with --write-baseline"
+            )
+
+    findings.sort(key=lambda f: f.sort_key)
+
+    # ---- --diff
+    if args.diff:
+        text = "".join(diffs)
+        text += _suggestion_diffs(findings, ctx, apply)
+        if not args.silent:
+            out(text)
+            if not args.quiet:
+                n = len(fixed)
+                err(f"Would fix {_plural(n, 'error')}." if n else "No errors would be fixed.")
+        if status_error:
+            return 2
+        return 1 if text else 0
+
+    # ---- report
+    from .report import render
+
+    report = ""
+    if args.statistics:
+        from .report import statistics
+
+        report = statistics.render(findings, ctx, fmt)
+    else:
+        report = render(fmt, findings, ctx)
+    if fmt in HUMAN_FORMATS:
+        if args.show_fixes:
+            report += _show_fixes(findings, fixed, ctx)
+        if not args.quiet and not args.silent:
+            report += _summary(findings, fixed, ctx, args, checked)
+    if args.output_file:
+        try:
+            with open(args.output_file, "wb") as fh:
+                fh.write(report.encode("utf-8", "surrogateescape"))
+        except OSError as exc:
+            raise UsageError(f"{args.output_file}: {exc.strerror or exc}") from exc
+    elif not args.silent:
+        out(report)
+
+    if checked == 0 and not status_error and not (args.quiet or args.silent):
+        warning_line("no shell or Python files found under the given path(s)")
+
+    if status_error:
+        return 2
+    if args.exit_zero:
+        return 0
+    for f in findings:
+        threshold = fail_threshold(settings_of.get(f.path) or resolver.for_file(f.path))
+        if SEVERITY_ORDER[f.severity.value] >= SEVERITY_ORDER[threshold]:
+            return 1
+    return 0
+
+
+def _suggestion_diffs(findings, ctx: ReportContext, apply) -> str:
+    """Suggestions are never applied; --diff shows each one against the original text."""
+    parts = []
+    for f in findings:
+        if f.suggestion is None or not f.suggestion.edits or f.path not in ctx.sources:
+            continue
+        try:
+            d = apply.fix_diff(f.path, ctx.sources[f.path], f.suggestion)
+        except ValueError:
+            continue
+        if d:
+            parts.append(
+                f"# suggestion, not applied by --fix: {f.path}:{f.span.line}:{f.span.col}: "
+                f"{f.code} {f.suggestion.message}\n{d}"
+            )
+    return "".join(parts)
+
+
+def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
+    lines = []
+    if fixed:
+        lines.append(f"Fixed {_plural(len(fixed), 'error')}:")
+        by_path: dict[str, Counter] = {}
+        names = {}
+        for f in fixed:
+            by_path.setdefault(f.path, Counter())[f.code] += 1
+            names[f.code] = f.name
+        for path in sorted(by_path):
+            lines.append(f"- {path}:")
+            for code, n in sorted(by_path[path].items()):
+                lines.append(f"    {n} × {code} ({names[code]})")
+        lines.append("")
+    shown = [f for f in findings if f.fix is not None or f.suggestion is not None]
+    if shown:
+        try:
+            from .fix.apply import fix_diff
+        except ImportError:
+            fix_diff = None
+        lines.append("Available fixes:")
+        for f in shown:
+            for fix in (f.fix, f.suggestion):
+                if fix is None:
+                    continue
+                lines.append(
+                    f"{f.path}:{f.span.line}:{f.span.col}: {f.code} "
+                    f"[{fix.applicability.value}] {fix.message}"
+                )
+                text = ctx.sources.get(f.path)
+                if fix_diff is not None and text is not None and fix.edits:
+                    try:
+                        d = fix_diff(f.path, text, fix)
+                    except ValueError:
+                        d = ""
+                    lines.extend("    " + ln for ln in d.splitlines())
+        lines.append("")
+    if not lines:
+        return ""
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _summary(findings, fixed, ctx: ReportContext, args, checked: int) -> str:
+    n = len(findings)
+    k = len(fixed)
+    lines = []
+    if n == 0 and k == 0:
+        return "All checks passed!\n"
+    if args.fix and k:
+        lines.append(f"Found {_plural(n + k, 'error')} ({k} fixed, {n} remaining).")
+    else:
+        lines.append(f"Found {_plural(n, 'error')}.")
+    if not args.fix:
+        fixable = sum(1 for f in findings if ctx.applicable(f))
+        hidden = 0
+        if not args.unsafe_fixes:
+            hidden = sum(
+                1
+                for f in findings
+                if f.fix is not None and f.fix.edits and f.fix.applicability.value == "unsafe"
+            )
+        hint = ""
+        if hidden:
+            fixes = "fix" if hidden == 1 else "fixes"
+            hint = f"{hidden} hidden {fixes} can be enabled with the --unsafe-fixes option"
+        if fixable:
+            line = f"[*] {fixable} fixable with the --fix option"
+            lines.append(f"{line} ({hint})." if hint else f"{line}.")
+        elif hint:
+            lines.append(f"No fixes available ({hint}).")
+    return "\n".join(lines) + "\n"

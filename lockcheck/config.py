@@ -1,0 +1,331 @@
+"""Configuration files: ``[tool.lockcheck]`` in ``pyproject.toml``, or top-level keys in
+``lockcheck.toml`` / ``.lockcheck.toml``.
+
+Discovery follows ruff: from a directory upwards, the first directory holding a configuration
+wins; inside one directory ``.lockcheck.toml`` beats ``lockcheck.toml`` beats a
+``pyproject.toml`` that has a ``[tool.lockcheck]`` table (one without it is passed over).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .settings import Settings
+
+if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONFIG_NAMES = (".lockcheck.toml", "lockcheck.toml", "pyproject.toml")
+
+# directories skipped while walking unless ``exclude`` replaces this list (as in ruff)
+DEFAULT_EXCLUDE = [
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".ruff_cache",
+    "build",
+    "dist",
+]
+
+FAIL_ON = ("error", "warning", "info")
+
+KEYS = {
+    "select",
+    "extend-select",
+    "ignore",
+    "exclude",
+    "extend-exclude",
+    "per-file-ignores",
+    "synced-paths",
+    "skip-exit-code",
+    "fail-on",
+    "strict",
+}
+
+
+class ConfigError(Exception):
+    """A configuration or usage problem: the CLI prints ``lockcheck: error: <message>`` and
+    exits 2."""
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+# --------------------------------------------------------------------------- rule selectors
+
+
+def validate_selector(selector: str) -> str | None:
+    """The upper-cased selector if it names at least one rule ('ALL', a code or a prefix)."""
+    from .checks import RULES
+
+    s = selector.strip().upper()
+    if s == "ALL":
+        return s
+    if s and any(code.startswith(s) for code in RULES):
+        return s
+    return None
+
+
+def check_selectors(values: list[str], where: str) -> list[str]:
+    out = []
+    for v in values:
+        s = validate_selector(v)
+        if s is None:
+            raise ConfigError(f"{where}: unknown rule selector '{v}'")
+        out.append(s)
+    return out
+
+
+# --------------------------------------------------------------------------- files
+
+
+@dataclass
+class ConfigFile:
+    path: str
+    data: dict[str, Any]  # the lockcheck table
+    table: str  # "[tool.lockcheck]" for pyproject.toml, "" otherwise
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{display_path(path)}: invalid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{display_path(path)}: {exc.strerror or exc}") from exc
+
+
+def read_config(path: str) -> ConfigFile | None:
+    """The lockcheck table of a configuration file (None: a pyproject.toml without one)."""
+    doc = _read_toml(path)
+    if os.path.basename(path) == "pyproject.toml":
+        tool = doc.get("tool")
+        if not isinstance(tool, dict) or "lockcheck" not in tool:
+            return None
+        table = tool["lockcheck"]
+        if not isinstance(table, dict):
+            raise ConfigError(f"{display_path(path)}: [tool.lockcheck] must be a table")
+        return ConfigFile(path, table, "[tool.lockcheck]")
+    return ConfigFile(path, doc, "")
+
+
+def find_config(start: str) -> ConfigFile | None:
+    """The configuration that applies to ``start`` (a file or directory), searching upwards."""
+    d = os.path.abspath(start)
+    if not os.path.isdir(d):
+        d = os.path.dirname(d)
+    while True:
+        for name in CONFIG_NAMES:
+            cand = os.path.join(d, name)
+            if os.path.isfile(cand):
+                cfg = read_config(cand)
+                if cfg is not None:
+                    return cfg
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _where(cfg: ConfigFile, key: str | None = None) -> str:
+    """``pyproject.toml: [tool.lockcheck]`` / ``lockcheck.toml:`` (+ `` key 'k'``)."""
+    head = display_path(cfg.path) + ":"
+    if cfg.table:
+        head += f" {cfg.table}"
+    return head if key is None else f"{head} key '{key}'"
+
+
+def _str_list(cfg: ConfigFile, key: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{_where(cfg, key)}: expected a list of strings")
+    return list(value)
+
+
+def apply_config(cfg: ConfigFile, settings: Settings) -> Settings:
+    """``settings`` updated from ``cfg`` (validated)."""
+    s = replace(settings)
+    data = cfg.data
+    for key in data:
+        if key not in KEYS:
+            raise ConfigError(f"{_where(cfg)} unknown key '{key}'")
+    base = os.path.dirname(os.path.abspath(cfg.path))
+    if "select" in data:
+        s.select = check_selectors(_str_list(cfg, "select", data["select"]), _where(cfg, "select"))
+    if "extend-select" in data:
+        s.extend_select = check_selectors(
+            _str_list(cfg, "extend-select", data["extend-select"]), _where(cfg, "extend-select")
+        )
+    if "ignore" in data:
+        s.ignore = check_selectors(_str_list(cfg, "ignore", data["ignore"]), _where(cfg, "ignore"))
+    if "exclude" in data:
+        s.exclude = _str_list(cfg, "exclude", data["exclude"])
+    if "extend-exclude" in data:
+        s.extend_exclude = _str_list(cfg, "extend-exclude", data["extend-exclude"])
+    if "per-file-ignores" in data:
+        pfi = data["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError(f"{_where(cfg, 'per-file-ignores')}: expected a table")
+        out: dict[str, list[str]] = {}
+        for glob, codes in pfi.items():
+            where = _where(cfg, f"per-file-ignores.{glob}")
+            if isinstance(codes, str):
+                codes = [codes]
+            if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                raise ConfigError(f"{where}: expected a list of rule codes")
+            out[glob] = check_selectors(codes, where)
+        s.per_file_ignores = out
+    if "synced-paths" in data:
+        roots = _str_list(cfg, "synced-paths", data["synced-paths"])
+        s.synced_paths = [_abs_root(r, base) for r in roots]
+    if "skip-exit-code" in data:
+        v = data["skip-exit-code"]
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 255:
+            raise ConfigError(f"{_where(cfg, 'skip-exit-code')}: expected an integer 1..255")
+        s.skip_exit_code = v
+    if "fail-on" in data:
+        v = data["fail-on"]
+        if v not in FAIL_ON:
+            raise ConfigError(
+                f"{_where(cfg, 'fail-on')}: expected one of {', '.join(FAIL_ON)}, got {v!r}"
+            )
+        s.fail_on = v
+    if "strict" in data:
+        v = data["strict"]
+        if not isinstance(v, bool):
+            raise ConfigError(f"{_where(cfg, 'strict')}: expected true or false")
+        s.strict = v
+    s.config_file = cfg.path
+    s.project_root = base
+    return s
+
+
+def _abs_root(root: str, base: str) -> str:
+    """A synced root as written, made absolute against the config's directory when it is a
+    plain relative path (``~`` and absolute paths are kept)."""
+    if root.startswith(("~", "/", "\\\\", "//")) or "://" in root:
+        return root
+    return os.path.normpath(os.path.join(base, root))
+
+
+def default_settings() -> Settings:
+    return Settings(exclude=list(DEFAULT_EXCLUDE), project_root=os.getcwd())
+
+
+# --------------------------------------------------------------------------- command line
+
+
+@dataclass
+class Overrides:
+    """Settings given on the command line; they win over configuration files."""
+
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] | None = None
+    extend_exclude: list[str] = field(default_factory=list)
+    synced_paths: list[str] = field(default_factory=list)
+    skip_exit_code: int | None = None
+    fail_on: str | None = None
+
+    def apply(self, settings: Settings) -> Settings:
+        s = replace(settings)
+        if self.select is not None:
+            s.select = list(self.select)
+            s.extend_select = []
+        s.extend_select = list(s.extend_select) + list(self.extend_select)
+        s.ignore = list(s.ignore) + list(self.ignore)
+        if self.exclude is not None:
+            s.exclude = list(self.exclude)
+        s.extend_exclude = list(s.extend_exclude) + list(self.extend_exclude)
+        s.synced_paths = list(s.synced_paths) + [
+            os.path.abspath(p) if not p.startswith("~") else p for p in self.synced_paths
+        ]
+        if self.skip_exit_code is not None:
+            s.skip_exit_code = self.skip_exit_code
+        if self.fail_on is not None:
+            s.fail_on = self.fail_on
+            s.strict = False
+        return s
+
+
+class Resolver:
+    """The settings for each file: the nearest configuration (cached per directory) with the
+    command-line overrides on top; ``--config`` or ``--isolated`` make one for all."""
+
+    def __init__(
+        self, overrides: Overrides, config: str | None = None, isolated: bool = False
+    ) -> None:
+        self.overrides = overrides
+        self.isolated = isolated
+        self._fixed: Settings | None = None
+        self._cache: dict[str, Settings] = {}
+        self._cfg_cache: dict[str, ConfigFile | None] = {}
+        if config is not None:
+            if not os.path.isfile(config):
+                raise ConfigError(f"{config}: No such file or directory")
+            cfg = read_config(config)
+            if cfg is None:  # a pyproject.toml without the table: an empty configuration
+                cfg = ConfigFile(config, {}, "[tool.lockcheck]")
+            self._fixed = overrides.apply(apply_config(cfg, default_settings()))
+        elif isolated:
+            self._fixed = overrides.apply(default_settings())
+
+    def _config_for_dir(self, d: str) -> ConfigFile | None:
+        if d in self._cfg_cache:
+            return self._cfg_cache[d]
+        found = None
+        for name in CONFIG_NAMES:
+            cand = os.path.join(d, name)
+            if os.path.isfile(cand):
+                found = read_config(cand)
+                if found is not None:
+                    break
+        if found is None:
+            parent = os.path.dirname(d)
+            found = None if parent == d else self._config_for_dir(parent)
+        self._cfg_cache[d] = found
+        return found
+
+    def for_dir(self, directory: str) -> Settings:
+        if self._fixed is not None:
+            return self._fixed
+        d = os.path.abspath(directory)
+        if d not in self._cache:
+            cfg = self._config_for_dir(d)
+            key = cfg.path if cfg is not None else ""
+            if key not in self._cache:
+                base = default_settings() if cfg is None else apply_config(cfg, default_settings())
+                self._cache[key] = self.overrides.apply(base)
+            self._cache[d] = self._cache[key]
+        return self._cache[d]
+
+    def for_file(self, path: str) -> Settings:
+        return self.for_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def fail_threshold(settings: Settings) -> str:
+    """The lowest severity that fails the run."""
+    if settings.strict:
+        return "info"
+    return settings.fail_on

@@ -1,0 +1,289 @@
+"""Which files to check and in which language.
+
+Directories are walked respecting ``.gitignore`` files (nested ones too, and those above the
+walked directory up to the repository root) and the configured ``exclude`` /
+``extend-exclude`` patterns; version-control directories, virtualenvs (any directory holding
+``pyvenv.cfg``) and caches are skipped.  Files named on the command line are always checked
+(pre-commit passes them one by one), except that ``--force-exclude`` makes the exclude
+patterns apply to them too.  The language comes from the extension, then the shebang.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+import pathspec
+
+from .config import Resolver, display_path
+from .frontends import PYTHON_EXTENSIONS, SHELL_EXTENSIONS, language_of
+from .settings import Settings
+
+HEAD_BYTES = 256
+
+
+@dataclass
+class Target:
+    path: str  # absolute path
+    display: str  # path shown in reports
+    language: str | None
+    explicit: bool
+    settings: Settings
+
+
+def read_head(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def detect_language(path: str) -> str | None:
+    lower = path.lower()
+    if lower.endswith(SHELL_EXTENSIONS) or lower.endswith(PYTHON_EXTENSIONS):
+        return language_of(path, b"")
+    return language_of(path, read_head(path))
+
+
+# --------------------------------------------------------------------------- ignore rules
+
+
+class _Excludes:
+    """exclude + extend-exclude of one Settings, matched relative to its project root."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.root = os.path.abspath(settings.project_root or os.getcwd())
+        self.spec = pathspec.GitIgnoreSpec.from_lines(
+            list(settings.exclude) + list(settings.extend_exclude)
+        )
+
+    def match(self, path: str, is_dir: bool) -> bool:
+        rel = os.path.relpath(path, self.root)
+        if rel.startswith(".."):
+            rel = os.path.basename(path)  # outside the project: match the name only
+        rel = rel.replace(os.sep, "/")
+        if rel == ".":
+            return False
+        if is_dir:
+            rel += "/"
+        return self.spec.match_file(rel)
+
+
+def _load_gitignore(directory: str, name: str = ".gitignore") -> pathspec.GitIgnoreSpec | None:
+    p = os.path.join(directory, name)
+    try:
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    return spec if len(spec) else None
+
+
+def _git_root(directory: str) -> str | None:
+    d = directory
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+class _GitIgnores:
+    """A chain of (directory, spec) from the outermost to the innermost."""
+
+    def __init__(self, chain: list[tuple[str, pathspec.GitIgnoreSpec]]) -> None:
+        self.chain = chain
+
+    @classmethod
+    def above(cls, directory: str) -> _GitIgnores:
+        """The ignore files that apply to ``directory`` itself (excluding its own)."""
+        root = _git_root(directory)
+        chain: list[tuple[str, pathspec.GitIgnoreSpec]] = []
+        if root is None:
+            return cls(chain)
+        info = os.path.join(root, ".git", "info")
+        spec = _load_gitignore(info, "exclude") if os.path.isdir(info) else None
+        if spec is not None:
+            chain.append((root, spec))
+        dirs = []
+        d = os.path.dirname(directory) if directory != root else None
+        while d is not None:
+            dirs.append(d)
+            if d == root:
+                break
+            parent = os.path.dirname(d)
+            d = None if parent == d else parent
+        for d in reversed(dirs):
+            spec = _load_gitignore(d)
+            if spec is not None:
+                chain.append((d, spec))
+        return cls(chain)
+
+    def enter(self, directory: str) -> _GitIgnores:
+        spec = _load_gitignore(directory)
+        if spec is None:
+            return self
+        return _GitIgnores(self.chain + [(directory, spec)])
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        for base, spec in reversed(self.chain):
+            rel = os.path.relpath(path, base)
+            if rel.startswith(".."):
+                continue
+            rel = rel.replace(os.sep, "/") + ("/" if is_dir else "")
+            res = spec.check_file(rel)
+            if res.include is not None:
+                return bool(res.include)
+        return False
+
+
+# --------------------------------------------------------------------------- walking
+
+
+class Discovery:
+    def __init__(self, resolver: Resolver, force_exclude: bool = False) -> None:
+        self.resolver = resolver
+        self.force_exclude = force_exclude
+        self.errors: list[str] = []
+        self._excludes: dict[int, _Excludes] = {}
+
+    def _ex(self, settings: Settings) -> _Excludes:
+        key = id(settings)
+        if key not in self._excludes:
+            self._excludes[key] = _Excludes(settings)
+        return self._excludes[key]
+
+    def run(self, paths: list[str]) -> list[Target]:
+        seen: set[str] = set()
+        out: list[Target] = []
+        for given in paths:
+            ap = os.path.abspath(given)
+            try:
+                st = os.stat(ap)
+            except FileNotFoundError:
+                self.errors.append(f"{given}: No such file or directory")
+                continue
+            except OSError as exc:
+                self.errors.append(f"{given}: {exc.strerror or exc}")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                settings = self.resolver.for_dir(ap)
+                if self.force_exclude and self._ex(settings).match(ap, True):
+                    continue
+                for t in self._walk(ap):
+                    if t.path not in seen:
+                        seen.add(t.path)
+                        out.append(t)
+            else:
+                settings = self.resolver.for_file(ap)
+                if self.force_exclude and self._ex(settings).match(ap, False):
+                    continue
+                if ap in seen:
+                    continue
+                seen.add(ap)
+                out.append(Target(ap, display_path(ap), detect_language(ap), True, settings))
+        return out
+
+    def _walk(self, top: str):
+        stack: list[tuple[str, _GitIgnores]] = [(top, _GitIgnores.above(top).enter(top))]
+        while stack:
+            directory, ignores = stack.pop()
+            try:
+                with os.scandir(directory) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as exc:
+                self.errors.append(f"{display_path(directory)}: {exc.strerror or exc}")
+                continue
+            settings = self.resolver.for_dir(directory)
+            ex = self._ex(settings)
+            subdirs = []
+            for e in entries:
+                try:
+                    is_dir = e.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    if e.name == ".git" or ex.match(e.path, True):
+                        continue
+                    if ignores.ignored(e.path, True):
+                        continue
+                    if os.path.exists(os.path.join(e.path, "pyvenv.cfg")):
+                        continue
+                    subdirs.append(e.path)
+                    continue
+                try:
+                    if not e.is_file():  # follows symlinks: a link to a file is checked
+                        continue
+                except OSError:
+                    continue
+                if ex.match(e.path, False) or ignores.ignored(e.path, False):
+                    continue
+                lang = detect_language(e.path)
+                if lang is None:
+                    continue
+                yield Target(e.path, display_path(e.path), lang, False, settings)
+            for sub in reversed(subdirs):
+                stack.append((sub, ignores.enter(sub)))
+
+
+def discover(
+    paths: list[str], resolver: Resolver, force_exclude: bool = False
+) -> tuple[list[Target], list[str]]:
+    d = Discovery(resolver, force_exclude)
+    targets = d.run(paths)
+    return targets, d.errors
+
+
+# --------------------------------------------------------------------------- --diff-base
+
+
+class GitError(Exception):
+    pass
+
+
+def _git(args: list[str], cwd: str) -> str:
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, errors="surrogateescape"
+        )
+    except FileNotFoundError as exc:
+        raise GitError("--diff-base needs git, which was not found") from exc
+    if proc.returncode != 0:
+        raise GitError(
+            proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "git failed"
+        )
+    return proc.stdout
+
+
+def changed_files(ref: str, cwd: str | None = None) -> set[str]:
+    """Real paths of files changed since ``ref``: committed (``ref...HEAD``), uncommitted and
+    untracked-but-not-ignored."""
+    cwd = cwd or os.getcwd()
+    try:
+        top = _git(["rev-parse", "--show-toplevel"], cwd).strip()
+    except GitError as exc:
+        if "not found" in str(exc):
+            raise
+        raise GitError(f"--diff-base: {display_path(cwd)} is not in a git repository") from exc
+    try:
+        _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], top)
+    except GitError as exc:
+        raise GitError(f"--diff-base: unknown git ref '{ref}'") from exc
+    names: set[str] = set()
+    out = _git(["diff", "--name-only", "-z", "--diff-filter=ACMR", f"{ref}...HEAD"], top)
+    names.update(n for n in out.split("\0") if n)
+    try:
+        out = _git(["diff", "--name-only", "-z", "--diff-filter=ACMR", "HEAD"], top)
+        names.update(n for n in out.split("\0") if n)
+    except GitError:
+        pass  # no HEAD yet
+    out = _git(["ls-files", "--others", "--exclude-standard", "-z"], top)
+    names.update(n for n in out.split("\0") if n)
+    return {os.path.realpath(os.path.join(top, n)) for n in names}

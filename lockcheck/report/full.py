@@ -1,0 +1,103 @@
+"""``full``: each finding with its source line, a caret under the span and the fix hint."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from ..model import Finding
+from . import ReportContext, fix_of
+
+TAB = 4
+
+
+class Style:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def _w(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color and text else text
+
+    def bold(self, t: str) -> str:
+        return self._w("1", t)
+
+    def red(self, t: str) -> str:
+        return self._w("1;31", t)
+
+    def yellow(self, t: str) -> str:
+        return self._w("1;33", t)
+
+    def blue(self, t: str) -> str:
+        return self._w("1;34", t)
+
+    def cyan(self, t: str) -> str:
+        return self._w("36", t)
+
+    def green(self, t: str) -> str:
+        return self._w("32", t)
+
+    def dim(self, t: str) -> str:
+        return self._w("2", t)
+
+
+def _width(ch: str) -> int:
+    if ch == "\t":
+        return TAB
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _display(line: str) -> str:
+    return "".join(" " * TAB if ch == "\t" else ch for ch in line)
+
+
+def _cols(line: str, col: int) -> int:
+    """Display width of the first ``col - 1`` characters."""
+    return sum(_width(ch) for ch in line[: max(col - 1, 0)])
+
+
+def header(f: Finding, s: Style, ctx: ReportContext) -> str:
+    mark = " [*]" if ctx.applicable(f) else ""
+    code = s.red(f.code) if f.severity.value == "error" else s.yellow(f.code)
+    if f.severity.value == "info":
+        code = s.cyan(f.code)
+    return (
+        f"{s.bold(f.path)}{s.cyan(':')}{f.span.line}{s.cyan(':')}{f.span.col}{s.cyan(':')} "
+        f"{code}{s.red(mark) if mark else ''} {f.message}"
+    )
+
+
+def snippet(f: Finding, s: Style, ctx: ReportContext) -> list[str]:
+    line = ctx.line(f.path, f.span.line)
+    if line is None:
+        return []
+    num = str(f.span.line)
+    pad = " " * len(num)
+    bar = s.blue("|")
+    start = _cols(line, f.span.col)
+    if f.span.end_line == f.span.line and f.span.end_col > f.span.col:
+        end = _cols(line, f.span.end_col)
+    else:
+        end = _cols(line, len(line) + 1)
+    width = max(end - start, 1)
+    carets = " " * start + s.red("^" * width + " " + f.code)
+    out = [
+        f"{pad} {bar}",
+        f"{s.blue(num)} {bar} {_display(line)}".rstrip(),
+        f"{pad} {bar} {carets}",
+        f"{pad} {bar}",
+    ]
+    fix = fix_of(f)
+    if fix is not None and fix.message:
+        kind = "" if f.fix is not None else "suggestion: "
+        out.append(f"{pad} = {s.cyan('help')}: {kind}{fix.message}")
+    return out
+
+
+def render(findings: list[Finding], ctx: ReportContext) -> str:
+    s = Style(ctx.color)
+    blocks = []
+    for f in findings:
+        lines = [header(f, s, ctx)] + snippet(f, s, ctx)
+        blocks.append("\n".join(lines) + "\n\n")
+    return "".join(blocks)

@@ -1,0 +1,30 @@
+"""``gitlab``: a GitLab Code Quality report."""
+
+from __future__ import annotations
+
+import json
+
+from ..baseline import fingerprint, stable_keys
+from ..model import Finding
+from . import ReportContext
+
+SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
+
+
+def render(findings: list[Finding], ctx: ReportContext) -> str:
+    keys = stable_keys(findings, lambda f: ctx.line(f.path, f.span.line), ctx.relpath)
+    out = []
+    for f, key in zip(findings, keys, strict=True):
+        out.append(
+            {
+                "check_name": f.code,
+                "description": f"({f.code}) {f.message}",
+                "fingerprint": fingerprint(key),
+                "location": {
+                    "lines": {"begin": f.span.line, "end": f.span.end_line},
+                    "path": ctx.relpath(f.path),
+                },
+                "severity": SEVERITY[f.severity.value],
+            }
+        )
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"

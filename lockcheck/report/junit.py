@@ -1,0 +1,44 @@
+"""``junit``: JUnit XML, one testsuite per file and one testcase per finding (ruff's shape)."""
+
+from __future__ import annotations
+
+import os
+from itertools import groupby
+from xml.sax.saxutils import escape, quoteattr
+
+from ..model import Finding
+from . import ReportContext
+
+
+def render(findings: list[Finding], ctx: ReportContext) -> str:
+    out = ['<?xml version="1.0" encoding="UTF-8"?>']
+    n = len(findings)
+    out.append(f'<testsuites name="lockcheck" tests="{n}" failures="{n}" errors="0">')
+    if not findings:
+        out.append(
+            '    <testsuite name="lockcheck" tests="1" disabled="0" errors="0" failures="0" package="org.lockcheck">'
+        )
+        out.append('        <testcase name="No errors found" classname="lockcheck"/>')
+        out.append("    </testsuite>")
+    for path, group in groupby(findings, key=lambda f: f.path):
+        items = list(group)
+        k = len(items)
+        out.append(
+            f'    <testsuite name={quoteattr(path)} tests="{k}" disabled="0" errors="0" '
+            f'failures="{k}" package="org.lockcheck">'
+        )
+        classname = os.path.splitext(path)[0].replace("/", ".").replace(os.sep, ".")
+        for f in items:
+            sp = f.span
+            out.append(
+                f'        <testcase name="org.lockcheck.{f.code}" classname={quoteattr(classname)} '
+                f'line="{sp.line}" column="{sp.col}">'
+            )
+            out.append(
+                f"            <failure message={quoteattr(f.message)}>"
+                f"line {sp.line}, col {sp.col}, {escape(f.message)}</failure>"
+            )
+            out.append("        </testcase>")
+        out.append("    </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,10 @@
+"""``pylint``: ``path:line: [CODE] message``."""
+
+from __future__ import annotations
+
+from ..model import Finding
+from . import ReportContext
+
+
+def render(findings: list[Finding], ctx: ReportContext) -> str:
+    return "".join(f"{f.path}:{f.span.line}: [{f.code}] {f.message}\n" for f in findings)
