@@ -1,0 +1,633 @@
+"""Suggestions and fixes the frontends leave empty, built from the facts and the source text.
+
+:func:`enrich` fills, where it is None and the shape is simple enough to be sure of:
+
+* ``Acquire.suggestion`` for existence and check-then-create locks (LCK101/102/103/202): the
+  reference flock pattern written with the script's own lock path, indentation and busy
+  branch (shell: ``exec 9>>"$LOCK"`` + ``flock -n 9``; Python: ``os.open`` +
+  ``fcntl.flock(..., LOCK_EX | LOCK_NB)`` with ``except BlockingIOError``), the removals of the
+  lock dropped, and the lock moved to ``${XDG_RUNTIME_DIR:-/run/user/$(id -u)}`` when it was
+  in a synced or script-relative place;
+* ``ReleaseHook.move_fix`` (LCK203): a one-line shell ``trap`` moved to just after the
+  statement that acquires the lock;
+* ``StatusOverride.keep_status_fix`` (LCK404): ``exit N`` / ``exit $?`` in an EXIT trap
+  replaced by a bare ``exit``, which keeps the status the script was ending with;
+* ``LivenessCheck.suggestion``, ``Kill.suggestion``, ``Removal.suggestion`` (LCK105, LCK108,
+  LCK106) and ``Acquire.placement_suggestion`` (LCK502), when the model has those fields.
+
+Edit contents are ``str.format`` templates: ``{code}`` is the configured skip exit code, and
+literal braces are doubled (the checks call ``FixTemplate.render(code=...)``).
+Nothing here raises: a shape that is not understood gets no suggestion.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..model import (
+    Acquire,
+    Edit,
+    FileFacts,
+    FixTemplate,
+    LockKind,
+    PartKind,
+    PathExpr,
+)
+from ..paths import (
+    predictable_name,
+    private_first,
+    same_path,
+    script_relative,
+    shared_tmp_dir,
+    synced_reason,
+)
+
+FD = 9
+RUNTIME_DIR_SH = "${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"
+
+
+def esc(s: str) -> str:
+    """Escape literal braces for ``str.format`` (FixTemplate.render)."""
+    return s.replace("{", "{{").replace("}", "}}")
+
+
+def enrich(facts: FileFacts) -> None:
+    """Fill the suggestion/fix fields the frontend left None (in place)."""
+    try:
+        if facts.language == "shell":
+            _Shell(facts).run()
+        elif facts.language == "python":
+            _Python(facts).run()
+    except Exception:  # a suggestion is a courtesy: never break the analysis
+        return
+
+
+# --------------------------------------------------------------------------- text helpers
+
+
+def line_start(text: str, pos: int) -> int:
+    return text.rfind("\n", 0, pos) + 1
+
+
+def line_end(text: str, pos: int) -> int:
+    """Offset just past the newline of the line holding ``pos`` (or the end of text)."""
+    i = text.find("\n", pos)
+    return len(text) if i < 0 else i + 1
+
+
+def indent_at(text: str, pos: int) -> str:
+    s = line_start(text, pos)
+    m = re.match(r"[ \t]*", text[s:])
+    return m.group(0) if m else ""
+
+
+def newline_of(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _ok_span(text: str, span) -> bool:
+    return span is not None and 0 <= span.start < span.end <= len(text)
+
+
+def delete_statement(text: str, start: int, end: int) -> Edit | None:
+    """An edit removing the statement ``text[start:end]`` and its separator: the whole line
+    when it stands alone, else the ``;``/``&&`` joining it to its neighbour."""
+    ls, le = line_start(text, start), line_end(text, end)
+    before, after = text[ls:start], text[end:le]
+    after_s = after.strip()
+    if not before.strip() and after_s in ("", ";"):
+        return Edit(ls, le, "")
+    m = re.search(r"\s*(;|&&)\s*$", before)
+    if m and after_s in ("", ";", "}", "fi", "done") or (m and after_s.startswith(";")):
+        return Edit(ls + m.start(), end, "")
+    m2 = re.match(r"\s*;\s*", after)
+    if m2 and not before.strip():
+        return Edit(start, end + m2.end(), "")
+    return None
+
+
+# --------------------------------------------------------------------------- shell
+
+
+def sh_quote_path(expr: str) -> str:
+    """Quote a shell word for use after a redirection."""
+    e = expr.strip()
+    if not e:
+        return e
+    if e[0] in "'\"" or re.fullmatch(r"[A-Za-z0-9_./~:+-]+", e):
+        return e
+    return f'"{e}"'
+
+
+def sh_name(path: PathExpr) -> str | None:
+    """The entry name in shell syntax (for moving the lock to another directory)."""
+    out = []
+    for p in path.basename_parts():
+        if p.kind is PartKind.LIT:
+            if not re.fullmatch(r"[A-Za-z0-9_.+,@%-]*", p.value):
+                return None
+            out.append(p.value)
+        elif p.kind is PartKind.VAR and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p.value):
+            out.append("${" + p.value + "}")
+        elif p.kind is PartKind.SCRIPT_NAME:
+            out.append("${0##*/}")
+        elif p.kind is PartKind.USER:
+            out.append("$(id -un)")
+        else:
+            return None
+    name = "".join(out).strip("/")
+    return name or None
+
+
+_SH_STATUS = re.compile(r"exit(?:\s+(\S+))?")
+
+
+class _Shell:
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.text = facts.text
+        self.nl = newline_of(facts.text)
+
+    def run(self) -> None:
+        f = self.facts
+        for acq in f.acquires:
+            if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
+                acq.suggestion = self._guard(acq)
+            if hasattr(acq, "placement_suggestion") and acq.placement_suggestion is None:
+                acq.placement_suggestion = self._placement(acq)
+        for hook in f.hooks:
+            if hook.move_fix is None:
+                hook.move_fix = self._move_hook(hook)
+        for ov in f.overrides:
+            if ov.keep_status_fix is None:
+                ov.keep_status_fix = self._keep_status(ov)
+        self._advice()
+
+    # -- the lock path for the rewrite ---------------------------------------------------
+    def lock_path(self, acq: Acquire) -> tuple[str, str] | None:
+        """(shell word for the lock file, note) or None."""
+        path = acq.path
+        if path is None:
+            return None
+        moved = synced_reason(path) or script_relative(path)
+        if moved:
+            name = sh_name(path)
+            if name is None:
+                return None
+            return f'"{RUNTIME_DIR_SH}/{name}"', f"moved to local run-private storage ({moved})"
+        written = path.text or ""
+        if not written or "\n" in written or "`" in written:
+            return None
+        return sh_quote_path(written), ""
+
+    # -- LCK101/102/103/202 ------------------------------------------------------------
+    def _guard(self, acq: Acquire) -> FixTemplate | None:
+        text = self.text
+        if acq.service_record or not _ok_span(text, acq.span):
+            return None
+        lp = self.lock_path(acq)
+        if lp is None:
+            return None
+        lock, note = lp
+        edits: list[Edit] = []
+        # where the guard statement begins: the test of a check-then-create, else the acquire
+        first = acq.test_span if acq.check_then_create and acq.test_span else acq.span
+        if not _ok_span(text, first):
+            return None
+        ls = line_start(text, first.start)
+        head = text[ls : first.start].strip()
+        if re.match(r"(elif|else|then|do|\||&&)\b", head):
+            return None  # not at the start of a statement we can put a line before
+        ind = indent_at(text, first.start)
+        open_line = f"{ind}exec {FD}>>{lock}{self.nl}"
+        if acq.check_then_create:
+            t = acq.test_span
+            if t is None or not _ok_span(text, t):
+                return None
+            test_text = text[t.start : t.end]
+            negated = bool(re.match(r"(\[\[?|test)\s+!\s", test_text))
+            before = text[ls : t.start]
+            bang = re.search(r"!\s*$", before)
+            if bang:  # `! [ -e L ]`: drop the negation too
+                negated = not negated
+                t_start = ls + bang.start()
+            else:
+                t_start = t.start
+            # the test said "lock exists -> busy"; the flock says "got it"
+            repl = f"flock -n {FD}" if negated else f"! flock -n {FD}"
+            edits.append(_E(t_start, t.end, repl))
+            d = delete_statement(text, acq.span.start, acq.span.end)
+            if d is None or d.start < t.end:
+                return None
+            edits.append(d)
+        else:
+            edits.append(_E(acq.span.start, acq.span.end, f"flock -n {FD}"))
+        edits.insert(0, _E(ls, ls, open_line))
+        # the busy branch: the configured skip code, and a durable record
+        busy = acq.busy
+        if busy is not None and busy.status_fix is not None:
+            edits.extend(busy.status_fix.edits)  # contents already hold {code}
+        if busy is not None and not busy.durable and _ok_span(text, busy.span):
+            bs = busy.span
+            cmd = text[bs.start : bs.end]
+            if cmd.startswith("exit") and not text[line_start(text, bs.start) : bs.start].strip():
+                bind = indent_at(text, bs.start)
+                rec = f'{bind}logger -t "${{0##*/}}" "lock busy, run skipped"{self.nl}'
+                edits.append(_E(line_start(text, bs.start), line_start(text, bs.start), rec))
+            elif cmd.startswith("exit"):
+                edits.append(_E(bs.start, bs.start, 'logger -t "${0##*/}" "lock busy"; '))
+        # the lock file of a flock is never deleted: drop the removals and cleanup traps
+        for rm in self.facts.removals:
+            if not same_path(rm.path, acq.path) or rm.stale_guard:
+                continue
+            if rm.via == "trap":
+                hook = rm.hook_span
+                if hook is None or not _ok_span(text, hook) or not self._trap_only_removes(hook):
+                    continue
+                d = delete_statement(text, hook.start, hook.end)
+            elif _ok_span(text, rm.span):
+                d = delete_statement(text, rm.span.start, rm.span.end)
+            else:
+                d = None
+            if d is not None:
+                edits.append(d)
+        edits = _dedupe(edits)
+        if edits is None:
+            return None
+        msg = f"Hold a flock on fd {FD} instead of the {acq.mechanism} lock; keep the lock file"
+        if note:
+            msg += f"; {note}"
+        return FixTemplate(msg, tuple(edits))
+
+    def _trap_only_removes(self, hook) -> bool:
+        """The trap's action does nothing but remove lock paths (and maybe exit)."""
+        src = self.text[hook.start : hook.end]
+        m = re.match(r"trap\s+(['\"])(.*)\1\s+[A-Z0-9 ]+$", src, re.S)
+        if not m:
+            return False
+        for part in re.split(r";|&&|\|\||\n", m.group(2)):
+            p = part.strip()
+            if not p or p in ("true", ":") or re.fullmatch(r"exit(\s+\S+)?", p):
+                continue
+            if re.match(r"(rm|rmdir|unlink)\b", p):
+                continue
+            return False
+        return True
+
+    # -- LCK203 -----------------------------------------------------------------------
+    def _move_hook(self, hook) -> FixTemplate | None:
+        text = self.text
+        if not hook.active_in_busy_of or not _ok_span(text, hook.span):
+            return None
+        src = text[hook.span.start : hook.span.end]
+        if not src.startswith("trap") or "\n" in src:
+            return None
+        ls, le = line_start(text, hook.span.start), line_end(text, hook.span.end)
+        if text[ls : hook.span.start].strip() or text[hook.span.end : le].strip():
+            return None
+        idx = hook.active_in_busy_of[0]
+        if idx >= len(self.facts.acquires):
+            return None
+        acq = self.facts.acquires[idx]
+        if not _ok_span(text, acq.span) or acq.span.start < le:
+            return None
+        # after the statement that acquires: the end of its busy branch, or its own line
+        after = self._statement_end(acq.span.end)
+        if after is None:
+            return None
+        ind = indent_at(text, acq.span.start)
+        line = f"{ind}{src}{newline_of(text)}"
+        edits = (Edit(ls, le, ""), Edit(after, after, line))
+        return FixTemplate(
+            "Install the release only after the lock is acquired",
+            tuple(_esc_edit(e) for e in edits),
+        )
+
+    def _statement_end(self, pos: int) -> int | None:
+        """Offset just past the line closing the statement holding ``pos``: the line itself
+        when it ends the statement, else the next `fi`/`}`/`done` line at its indentation."""
+        text = self.text
+        le = line_end(text, pos)
+        line = text[line_start(text, pos) : le].rstrip()
+        if line.endswith(("then", "{", "do", "\\", "||", "&&", "|")):
+            ind = len(indent_at(text, pos))
+            i = le
+            while i < len(text):
+                j = line_end(text, i)
+                cur = text[i:j]
+                stripped = cur.strip()
+                cur_ind = len(cur) - len(cur.lstrip(" \t"))
+                if stripped and cur_ind <= ind:
+                    if re.match(r"(fi|}|done)\b", stripped):
+                        return j
+                    if not re.match(r"(else|elif)\b", stripped):
+                        return None
+                i = j
+            return None
+        return le
+
+    # -- LCK404 -----------------------------------------------------------------------
+    def _keep_status(self, ov) -> FixTemplate | None:
+        text = self.text
+        if not _ok_span(text, ov.span):
+            return None
+        src = text[ov.span.start : ov.span.end]
+        if not re.fullmatch(r"exit\s+\S+", src):
+            return None
+        return FixTemplate(
+            "End the trap with a bare `exit`, which keeps the status the script was ending with",
+            (Edit(ov.span.start, ov.span.end, "exit"),),
+        )
+
+    # -- LCK502 -----------------------------------------------------------------------
+    def _placement(self, acq: Acquire) -> FixTemplate | None:
+        text = self.text
+        path = acq.path
+        if path is None or private_first(path) or not predictable_name(path):
+            return None
+        if shared_tmp_dir(path) is None:
+            return None
+        span = acq.open_span or acq.span
+        if not _ok_span(text, span):
+            return None
+        name = sh_name(path)
+        written = path.text
+        if name is None or not written:
+            return None
+        src = text[span.start : span.end]
+        i = src.find(written)
+        if i < 0 or src.find(written, i + 1) >= 0:
+            return None
+        edits = [Edit(span.start + i, span.start + i + len(written), f'"{RUNTIME_DIR_SH}/{name}"')]
+        m = re.search(r"(\d?)>(?!>|&)(\s*)$", src[:i])
+        if m and acq.truncating:  # exec 9>FILE: open without truncating
+            edits.append(
+                Edit(
+                    span.start + m.start(),
+                    span.start + m.end() - len(m.group(2)),
+                    f"{m.group(1)}<>",
+                )
+            )
+        return FixTemplate(
+            "Lock in the private runtime directory and open without truncating",
+            tuple(_esc_edit(e) for e in sorted(edits, key=lambda e: e.start)),
+        )
+
+    # -- LCK105/106/108 -----------------------------------------------------------------
+    def _advice(self) -> None:
+        _advice_fields(self.facts)
+
+
+# --------------------------------------------------------------------------- python
+
+
+def _import_edit(text: str, tree: ast.Module, names: list[str]) -> Edit | None:
+    """Insert ``import NAME`` lines for the modules not imported at top level."""
+    have = set()
+    last = None
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            have.update(a.asname or a.name for a in node.names)
+            last = node
+        elif isinstance(node, ast.ImportFrom):
+            last = node
+        elif last is None and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # docstring
+        elif last is not None:
+            break
+    missing = [n for n in names if n not in have]
+    if not missing:
+        return None
+    nl = newline_of(text)
+    add = "".join(f"import {n}{nl}" for n in missing)
+    if last is not None:
+        pos = _offset(text, last.end_lineno + 1, 0)
+    else:
+        pos = 0
+        if text.startswith("#!"):
+            pos = line_end(text, 0)
+    return Edit(pos, pos, add)
+
+
+def _line_offsets(text: str) -> list[int]:
+    offs = [0]
+    for m in re.finditer("\n", text):
+        offs.append(m.end())
+    return offs
+
+
+def _offset(text: str, line: int, col_bytes: int) -> int:
+    offs = _line_offsets(text)
+    if line - 1 >= len(offs):
+        return len(text)
+    start = offs[line - 1]
+    raw = text[start : line_end(text, start)].encode("utf-8", "surrogateescape")
+    return start + len(raw[:col_bytes].decode("utf-8", "surrogateescape"))
+
+
+def _node_span(text: str, node: ast.AST) -> tuple[int, int]:
+    return (
+        _offset(text, node.lineno, node.col_offset),
+        _offset(text, node.end_lineno, node.end_col_offset),
+    )
+
+
+def py_path_expr(path: PathExpr) -> str | None:
+    """A Python expression for the lock path moved to the runtime directory."""
+    out = []
+    for p in path.basename_parts():
+        if p.kind is PartKind.LIT:
+            out.append(p.value.replace("\\", "\\\\").replace('"', '\\"'))
+        elif p.kind is PartKind.SCRIPT_NAME:
+            out.append("{os.path.splitext(os.path.basename(__file__))[0]}")
+        else:
+            return None
+    name = "".join(out).strip("/")
+    if not name:
+        return None
+    root = 'os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"'
+    lit = f'f"{name}"' if "{" in name else f'"{name}"'
+    return f"os.path.join({root}, {lit})"
+
+
+class _Python:
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+        self.text = facts.text
+        self.nl = newline_of(facts.text)
+        try:
+            self.tree = ast.parse(facts.text)
+        except (SyntaxError, ValueError):
+            self.tree = None
+
+    def run(self) -> None:
+        if self.tree is None:
+            return
+        for acq in self.facts.acquires:
+            if (
+                acq.suggestion is None
+                and acq.kind is LockKind.EXISTENCE
+                and not acq.check_then_create
+            ):
+                acq.suggestion = self._guard(acq)
+        _advice_fields(self.facts)
+
+    def _stmt_at(self, pos: int):
+        """The innermost statement containing offset ``pos`` and its parent's body list."""
+        best = None
+        for node in ast.walk(self.tree):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                for st in block:
+                    if not isinstance(st, ast.stmt):
+                        continue
+                    s, e = _node_span(self.text, st)
+                    if s <= pos < e and (best is None or s >= best[1][0]):
+                        best = (st, (s, e), node, field)
+        return best
+
+    def lock_path(self, acq: Acquire) -> tuple[str, str] | None:
+        path = acq.path
+        if path is None:
+            return None
+        moved = synced_reason(path) or script_relative(path)
+        if moved:
+            expr = py_path_expr(path)
+            return (expr, f"moved to local run-private storage ({moved})") if expr else None
+        if not path.text or "\n" in path.text:
+            return None
+        return path.text, ""
+
+    def _guard(self, acq: Acquire) -> FixTemplate | None:
+        text = self.text
+        if acq.service_record or not _ok_span(text, acq.span):
+            return None
+        found = self._stmt_at(acq.span.start)
+        if found is None:
+            return None
+        stmt, (ss, se), parent, field = found
+        call_src = text[acq.span.start : acq.span.end]
+        stmt_src = text[ss:se]
+        if not (isinstance(stmt, ast.Expr) and stmt_src.strip() == call_src.strip()):
+            return None  # the acquire's value is used (assigned, a `with`): no simple rewrite
+        lp = self.lock_path(acq)
+        if lp is None:
+            return None
+        lock, note = lp
+        edits: list[Edit] = []
+        flock_call = "fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+        edits.append(_E(ss, se, flock_call))
+        # open the lock file before the try that guards the acquire (or before the acquire)
+        anchor = ss
+        if isinstance(parent, ast.Try) and field == "body":
+            anchor = _node_span(text, parent)[0]
+            for h in parent.handlers:
+                if h.type is None:
+                    continue
+                for name_node in ast.walk(h.type):
+                    if isinstance(name_node, ast.Name) and name_node.id == "FileExistsError":
+                        a, b = _node_span(text, name_node)
+                        edits.append(_E(a, b, "BlockingIOError"))
+        ind = indent_at(text, anchor)
+        ls = line_start(text, anchor)
+        if text[ls:anchor].strip():
+            return None
+        open_line = f"{ind}lock_fd = os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600){self.nl}"
+        edits.append(_E(ls, ls, open_line))
+        busy = acq.busy
+        if busy is not None and busy.status_fix is not None:
+            edits.extend(busy.status_fix.edits)
+        for rm in self.facts.removals:
+            if not same_path(rm.path, acq.path) or rm.stale_guard or not _ok_span(text, rm.span):
+                continue
+            d = self._drop_stmt(rm.span.start)
+            if d is not None:
+                edits.append(d)
+        imp = _import_edit(text, self.tree, ["fcntl", "os"])
+        if imp is not None:
+            edits.append(_E(imp.start, imp.end, imp.content))
+        edits = _dedupe(edits)
+        if edits is None:
+            return None
+        msg = f"Hold an fcntl.flock instead of the {acq.mechanism} lock; keep the lock file"
+        if note:
+            msg += f"; {note}"
+        return FixTemplate(msg, tuple(edits))
+
+    def _drop_stmt(self, pos: int) -> Edit | None:
+        found = self._stmt_at(pos)
+        if found is None:
+            return None
+        stmt, (ss, se), parent, field = found
+        if not isinstance(stmt, ast.Expr):
+            return None
+        block = getattr(parent, field)
+        text = self.text
+        ls, le = line_start(text, ss), line_end(text, se)
+        if text[ls:ss].strip() or text[se:le].strip().lstrip(";").strip():
+            return None
+        if len(block) == 1:  # keep the block valid
+            return _E(ss, se, "pass  # the lock file is kept")
+        return Edit(ls, le, "")
+
+
+# --------------------------------------------------------------------------- advice
+
+
+def _advice_fields(facts: FileFacts) -> None:
+    """Shown-only advice for LCK105/106/108/502, on model fields that exist."""
+    shell = facts.language == "shell"
+    flock_hint = (
+        f'exec {FD}>>"$LOCK"; flock -n {FD} || exit 75'
+        if shell
+        else "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    )
+    for chk in facts.liveness:
+        if getattr(chk, "suggestion", "absent") is None:
+            chk.suggestion = FixTemplate(
+                f"Drop the PID liveness check: hold a flock ({flock_hint}), which dies with "
+                "its holder, so no PID has to be judged",
+                (),
+            )
+    for k in facts.kills:
+        if getattr(k, "suggestion", "absent") is None:
+            k.suggestion = FixTemplate(
+                "Do not signal a PID read from a file: with a flock the holder needs no killing",
+                (),
+            )
+    for rm in facts.removals:
+        if rm.stale_guard and getattr(rm, "suggestion", "absent") is None:
+            rm.suggestion = FixTemplate(
+                f"Drop the stale-lock breaker and hold a flock ({flock_hint}) instead",
+                (),
+            )
+
+
+# --------------------------------------------------------------------------- edit helpers
+
+
+def _E(start: int, end: int, content: str) -> Edit:  # noqa: N802
+    """An edit of our own: literal braces escaped for FixTemplate.render."""
+    return Edit(start, end, esc(content))
+
+
+def _esc_edit(e: Edit) -> Edit:
+    return Edit(e.start, e.end, esc(e.content))
+
+
+def _dedupe(edits: list[Edit]) -> list[Edit] | None:
+    """Sorted, duplicate-free edits; None when two overlap (no suggestion then)."""
+    out: list[Edit] = []
+    for e in sorted(set(edits), key=lambda e: (e.start, e.end, e.content)):
+        if out:
+            p = out[-1]
+            if e.start < p.end or (e.start == p.start and p.start == p.end == e.end):
+                if e.start == e.end == p.start == p.end:
+                    out[-1] = Edit(p.start, p.end, p.content + e.content)
+                    continue
+                return None
+        out.append(e)
+    return out
