@@ -90,4 +90,7 @@ def analyze_text(
     """Analyze one file's text (the documented API)."""
     settings = settings or Settings()
     facts = parse(language, path, text)
+    from .fix.suggest import enrich  # fills suggestions/fixes the frontend left empty
+
+    enrich(facts)
     return facts, analyze_facts(facts, settings, selected_codes(settings))
