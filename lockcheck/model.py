@@ -205,6 +205,8 @@ class Acquire:
     busy: BusyBranch | None = None
     suggestion: FixTemplate | None = None  # the reference-pattern rewrite, when one can be built
     function: str | None = None  # enclosing function, if any
+    # LCK502: the lock moved to a private directory, opened without truncating (shown only)
+    placement_suggestion: FixTemplate | None = None
 
 
 @dataclass
@@ -220,6 +222,7 @@ class Removal:
     overwrite: bool = False  # overwrites rather than deletes (echo $$ > L)
     is_glob: bool = False
     drop_fix: FixTemplate | None = None  # removes the removal, keeping the rest intact
+    suggestion: FixTemplate | None = None  # LCK106: drop the breaker in favour of flock
 
 
 @dataclass
@@ -239,6 +242,7 @@ class LivenessCheck:
     span: Span  # the liveness test (kill -0, ps -p, os.kill(pid, 0), psutil.pid_exists)
     pid_file: PathExpr | None
     consequential: bool  # its result leads to skip/exit or to create/remove/overwrite
+    suggestion: FixTemplate | None = None  # LCK105: drop the check in favour of flock
 
 
 @dataclass
@@ -246,6 +250,7 @@ class Kill:
     span: Span  # the kill / os.kill
     signal: str
     pid_file: PathExpr | None
+    suggestion: FixTemplate | None = None  # LCK108: no holder to kill with flock
 
 
 @dataclass
