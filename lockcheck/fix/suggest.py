@@ -13,7 +13,8 @@
 * ``StatusOverride.keep_status_fix`` (LCK404): ``exit N`` / ``exit $?`` in an EXIT trap
   replaced by a bare ``exit``, which keeps the status the script was ending with;
 * ``LivenessCheck.suggestion``, ``Kill.suggestion``, ``Removal.suggestion`` (LCK105, LCK108,
-  LCK106) and ``Acquire.placement_suggestion`` (LCK502), when the model has those fields.
+  LCK106: advice without edits) and, for shell, ``Acquire.placement_suggestion`` (LCK502:
+  the lock moved to the runtime directory, ``exec 9>`` turned into ``exec 9<>``).
 
 Edit contents are ``str.format`` templates: ``{code}`` is the configured skip exit code, and
 literal braces are doubled (the checks call ``FixTemplate.render(code=...)``).
@@ -154,7 +155,7 @@ class _Shell:
         for acq in f.acquires:
             if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
                 acq.suggestion = self._guard(acq)
-            if hasattr(acq, "placement_suggestion") and acq.placement_suggestion is None:
+            if acq.placement_suggestion is None:
                 acq.placement_suggestion = self._placement(acq)
         for hook in f.hooks:
             if hook.move_fix is None:
@@ -578,7 +579,7 @@ class _Python:
 
 
 def _advice_fields(facts: FileFacts) -> None:
-    """Shown-only advice for LCK105/106/108/502, on model fields that exist."""
+    """Shown-only advice (no edits) for LCK105/106/108."""
     shell = facts.language == "shell"
     flock_hint = (
         f'exec {FD}>>"$LOCK"; flock -n {FD} || exit 75'
@@ -586,20 +587,20 @@ def _advice_fields(facts: FileFacts) -> None:
         else "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
     )
     for chk in facts.liveness:
-        if getattr(chk, "suggestion", "absent") is None:
+        if chk.suggestion is None:
             chk.suggestion = FixTemplate(
                 f"Drop the PID liveness check: hold a flock ({flock_hint}), which dies with "
                 "its holder, so no PID has to be judged",
                 (),
             )
     for k in facts.kills:
-        if getattr(k, "suggestion", "absent") is None:
+        if k.suggestion is None:
             k.suggestion = FixTemplate(
                 "Do not signal a PID read from a file: with a flock the holder needs no killing",
                 (),
             )
     for rm in facts.removals:
-        if rm.stale_guard and getattr(rm, "suggestion", "absent") is None:
+        if rm.stale_guard and rm.suggestion is None:
             rm.suggestion = FixTemplate(
                 f"Drop the stale-lock breaker and hold a flock ({flock_hint}) instead",
                 (),
