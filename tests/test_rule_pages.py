@@ -1,0 +1,206 @@
+"""The rule pages (rules/LCKnnn.md): one per registered code, agreeing with the registry, and
+their examples run through the real engine (see rules/README.md for the conventions)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from lockcheck import docs
+from lockcheck.checks import RULES
+from lockcheck.engine import analyze_text
+from lockcheck.model import Severity
+from lockcheck.settings import Settings
+
+RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
+SHELL_ONLY = {"LCK403", "LCK404"}  # RULES.md: shell-only by nature
+SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety"]
+OPTIONAL_SECTIONS = {"Options", "See also"}
+META = re.compile(r"^Severity: (?P<severity>\w+) · Fix: (?P<fix>\w+)$")
+
+
+def _all_examples():
+    out = []
+    for path in sorted(RULES_DIR.glob("LCK*.md")):
+        code = path.stem
+        for ex in docs.parse_examples(code, path.read_text(encoding="utf-8")):
+            ident = f"{code}-{ex.kind}-{ex.language}-page{ex.page_line}"
+            out.append(pytest.param(ex, id=ident))
+    return out
+
+
+EXAMPLES = _all_examples()
+
+
+def _analyze(ex: docs.Example):
+    path = f"jobs/{ex.code.lower()}-{ex.kind}{ex.suffix}"
+    _facts, findings = analyze_text(path, ex.text, ex.language, Settings())
+    return findings
+
+
+def _describe(findings) -> str:
+    return "\n".join(f"  {f.span.line}: {f.code} {f.message}" for f in findings) or "  (none)"
+
+
+# --------------------------------------------------------------------------- pages vs registry
+
+
+def test_every_registered_code_has_a_page_and_every_page_a_code():
+    pages = {p.stem for p in RULES_DIR.glob("LCK*.md")}
+    assert pages == set(RULES), (
+        f"missing pages: {sorted(set(RULES) - pages)}, pages without a rule: "
+        f"{sorted(pages - set(RULES))}"
+    )
+    assert set(docs.available_codes()) == set(RULES)
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_title_severity_and_fix_agree_with_registry(code):
+    rule = RULES[code]
+    page = docs.rule_page(code)
+    lines = page.splitlines()
+    assert lines[0] == f"# {code}: {rule.name}"
+    assert docs.title(code) == (code, rule.name)
+    meta = next((m for m in map(META.match, lines[1:4]) if m), None)
+    assert meta, f"{code}: no 'Severity: ... · Fix: ...' line under the title"
+    assert meta["severity"] == rule.severity.value
+    assert meta["fix"] == (rule.fix.value if rule.fix else "none")
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_page_has_the_sections_in_order(code):
+    headings = [
+        line[3:].strip() for line in _outside_fences(docs.rule_page(code)) if line.startswith("## ")
+    ]
+    required = [h for h in headings if h not in OPTIONAL_SECTIONS]
+    assert required == SECTIONS, f"{code}: sections {headings}"
+    unknown = set(headings) - set(SECTIONS) - OPTIONAL_SECTIONS
+    assert not unknown, f"{code}: unexpected sections {unknown}"
+    for title in SECTIONS:
+        assert docs.section(code, title), f"{code}: section {title!r} is empty"
+
+
+def _outside_fences(page: str):
+    fence = False
+    for line in page.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if not fence:
+            yield line
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_page_has_examples_for_each_language(code):
+    exs = docs.examples(code)
+    kinds = {(e.language, e.kind) for e in exs}
+    languages = ["shell"] if code in SHELL_ONLY else ["shell", "python"]
+    for lang in languages:
+        assert (lang, "bad") in kinds, f"{code}: no {lang} bad example"
+        assert (lang, "good") in kinds, f"{code}: no {lang} good example"
+    if code in SHELL_ONLY:
+        assert not any(e.language == "python" for e in exs)
+    for e in exs:
+        if e.kind == "bad":
+            assert e.accepted, f"{code}: bad block at page line {e.page_line} has no lines="
+        else:
+            assert not e.accepted, f"{code}: lines= on a {e.kind} block"
+        n = len(e.text.splitlines())
+        assert 4 <= n <= 30, f"{code}: example at page line {e.page_line} has {n} lines"
+    fix = RULES[code].fix
+    if fix is not None and fix.value in ("safe", "unsafe"):
+        assert ("shell", "fixed") in kinds, f"{code}: fixable rule without a bash fixed block"
+    else:
+        assert not any(e.kind == "fixed" for e in exs), f"{code}: fixed block without a fix"
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_summary_is_the_first_paragraph_of_what_it_does(code):
+    text = docs.summary(code)
+    assert text and "\n" not in text
+    first = docs.section(code, "What it does").split("\n\n")[0]
+    assert text == " ".join(line.strip() for line in first.splitlines())
+
+
+def test_unknown_codes_raise_key_error():
+    for bad in ("LCK999", "lck9", "E501", "../README", ""):
+        with pytest.raises(KeyError):
+            docs.rule_page(bad)
+    with pytest.raises(KeyError):
+        docs.examples("LCK998")
+    assert docs.rule_page("lck401") == docs.rule_page("LCK401")
+
+
+def test_fixed_blocks_pair_with_a_bad_block_of_their_language():
+    for code in RULES:
+        for bad, fixed in docs.fixed_pairs(code):
+            assert bad.kind == "bad" and fixed.kind == "fixed"
+            assert bad.language == fixed.language
+            assert bad.page_line < fixed.page_line
+            assert bad.text != fixed.text
+
+
+# --------------------------------------------------------------------------- examples run
+
+
+@pytest.mark.parametrize("ex", [p for p in EXAMPLES if p.values[0].kind == "bad"])
+def test_bad_example_is_flagged_on_the_expected_lines(ex):
+    findings = _analyze(ex)
+    got = sorted(f.span.line for f in findings if f.code == ex.code)
+    remaining = list(got)
+    missing = []
+    for alts in ex.accepted:
+        hit = next((line for line in alts if line in remaining), None)
+        if hit is None:
+            missing.append(alts)
+        else:
+            remaining.remove(hit)
+    assert not missing and not remaining, (
+        f"{ex.code} page line {ex.page_line}: expected {ex.code} on "
+        f"{' and '.join('|'.join(map(str, a)) for a in ex.accepted)}, got lines {got}; "
+        f"all findings:\n{_describe(findings)}"
+    )
+
+
+@pytest.mark.parametrize("ex", [p for p in EXAMPLES if p.values[0].kind == "good"])
+def test_good_example_is_clean(ex):
+    findings = _analyze(ex)
+    own = [f for f in findings if f.code == ex.code]
+    assert not own, f"{ex.code} page line {ex.page_line}:\n{_describe(own)}"
+    loud = [
+        f for f in findings if f.severity.rank >= Severity.WARNING.rank and f.code not in ex.allow
+    ]
+    assert not loud, f"{ex.code} good example at page line {ex.page_line}:\n{_describe(loud)}"
+
+
+def _fixed_params():
+    out = []
+    for code in sorted(RULES):
+        for bad, fixed in docs.fixed_pairs(code):
+            out.append(
+                pytest.param(bad, fixed, id=f"{code}-{fixed.language}-page{fixed.page_line}")
+            )
+    return out
+
+
+@pytest.mark.parametrize(("bad", "fixed"), _fixed_params())
+def test_fixed_example_is_what_the_fix_produces(bad, fixed):
+    # no skip: if the fix machinery is missing, this must fail (ImportError)
+    from lockcheck.fix.apply import fix_text
+
+    unsafe = RULES[bad.code].fix.value == "unsafe"
+    path = f"jobs/{bad.code.lower()}-fix{bad.suffix}"
+    result = fix_text(path, bad.text, bad.language, Settings(), {bad.code}, unsafe=unsafe)
+    assert result.fixed == fixed.text, (
+        f"{bad.code}: fixing the bad block at page line {bad.page_line} gave\n{result.fixed}\n"
+        f"rolled back: {[(f.code, why) for f, why in result.rolled_back]}"
+    )
+    # the fixed text no longer carries the finding the fix was for
+    _facts, after = analyze_text(path, result.fixed, bad.language, Settings())
+    assert not [f for f in after if f.code == bad.code], _describe(after)
+    if unsafe:
+        # an unsafe fix is not applied without --unsafe-fixes
+        safe_only = fix_text(path, bad.text, bad.language, Settings(), {bad.code}, unsafe=False)
+        assert safe_only.fixed == bad.text
