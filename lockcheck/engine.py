@@ -92,5 +92,5 @@ def analyze_text(
     facts = parse(language, path, text)
     from .fix.suggest import enrich  # fills suggestions/fixes the frontend left empty
 
-    enrich(facts)
+    enrich(facts, settings.skip_exit_code)
     return facts, analyze_facts(facts, settings, selected_codes(settings))

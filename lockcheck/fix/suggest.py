@@ -16,8 +16,10 @@
   LCK106: advice without edits) and, for shell, ``Acquire.placement_suggestion`` (LCK502:
   the lock moved to the runtime directory, ``exec 9>`` turned into ``exec 9<>``).
 
-Edit contents are ``str.format`` templates: ``{code}`` is the configured skip exit code, and
-literal braces are doubled (the checks call ``FixTemplate.render(code=...)``).
+Edit contents are final text (the checks use these templates' edits as they are, without
+``FixTemplate.render``): the skip exit code written is the one passed to :func:`enrich`
+(``settings.skip_exit_code``, 75 by default), and a frontend's ``{code}`` status fix embedded
+in a suggestion is rendered here.
 Nothing here raises: a shape that is not understood gets no suggestion.
 """
 
@@ -48,18 +50,14 @@ FD = 9
 RUNTIME_DIR_SH = "${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"
 
 
-def esc(s: str) -> str:
-    """Escape literal braces for ``str.format`` (FixTemplate.render)."""
-    return s.replace("{", "{{").replace("}", "}}")
-
-
-def enrich(facts: FileFacts) -> None:
-    """Fill the suggestion/fix fields the frontend left None (in place)."""
+def enrich(facts: FileFacts, skip_code: int = 75) -> None:
+    """Fill the suggestion/fix fields the frontend left None (in place); ``skip_code`` is the
+    configured skip exit code written by the suggestions."""
     try:
         if facts.language == "shell":
-            _Shell(facts).run()
+            _Shell(facts, skip_code).run()
         elif facts.language == "python":
-            _Python(facts).run()
+            _Python(facts, skip_code).run()
     except Exception:  # a suggestion is a courtesy: never break the analysis
         return
 
@@ -145,7 +143,8 @@ _SH_STATUS = re.compile(r"exit(?:\s+(\S+))?")
 
 
 class _Shell:
-    def __init__(self, facts: FileFacts) -> None:
+    def __init__(self, facts: FileFacts, code: int = 75) -> None:
+        self.code = code
         self.facts = facts
         self.text = facts.text
         self.nl = newline_of(facts.text)
@@ -228,7 +227,7 @@ class _Shell:
         # the busy branch: the configured skip code, and a durable record
         busy = acq.busy
         if busy is not None and busy.status_fix is not None:
-            edits.extend(busy.status_fix.edits)  # contents already hold {code}
+            edits.extend(busy.status_fix.render(code=self.code))
         if busy is not None and not busy.durable and _ok_span(text, busy.span):
             bs = busy.span
             cmd = text[bs.start : bs.end]
@@ -302,7 +301,7 @@ class _Shell:
         edits = (Edit(ls, le, ""), Edit(after, after, line))
         return FixTemplate(
             "Install the release only after the lock is acquired",
-            tuple(_esc_edit(e) for e in edits),
+            tuple(edits),
         )
 
     def _statement_end(self, pos: int) -> int | None:
@@ -372,12 +371,12 @@ class _Shell:
             )
         return FixTemplate(
             "Lock in the private runtime directory and open without truncating",
-            tuple(_esc_edit(e) for e in sorted(edits, key=lambda e: e.start)),
+            tuple(sorted(edits, key=lambda e: e.start)),
         )
 
     # -- LCK105/106/108 -----------------------------------------------------------------
     def _advice(self) -> None:
-        _advice_fields(self.facts)
+        _advice_fields(self.facts, self.code)
 
 
 # --------------------------------------------------------------------------- python
@@ -453,7 +452,8 @@ def py_path_expr(path: PathExpr) -> str | None:
 
 
 class _Python:
-    def __init__(self, facts: FileFacts) -> None:
+    def __init__(self, facts: FileFacts, code: int = 75) -> None:
+        self.code = code
         self.facts = facts
         self.text = facts.text
         self.nl = newline_of(facts.text)
@@ -472,7 +472,7 @@ class _Python:
                 and not acq.check_then_create
             ):
                 acq.suggestion = self._guard(acq)
-        _advice_fields(self.facts)
+        _advice_fields(self.facts, self.code)
 
     def _stmt_at(self, pos: int):
         """The innermost statement containing offset ``pos`` and its parent's body list."""
@@ -540,7 +540,7 @@ class _Python:
         edits.append(_E(ls, ls, open_line))
         busy = acq.busy
         if busy is not None and busy.status_fix is not None:
-            edits.extend(busy.status_fix.edits)
+            edits.extend(busy.status_fix.render(code=self.code))
         for rm in self.facts.removals:
             if not same_path(rm.path, acq.path) or rm.stale_guard or not _ok_span(text, rm.span):
                 continue
@@ -578,11 +578,11 @@ class _Python:
 # --------------------------------------------------------------------------- advice
 
 
-def _advice_fields(facts: FileFacts) -> None:
+def _advice_fields(facts: FileFacts, code: int = 75) -> None:
     """Shown-only advice (no edits) for LCK105/106/108."""
     shell = facts.language == "shell"
     flock_hint = (
-        f'exec {FD}>>"$LOCK"; flock -n {FD} || exit 75'
+        f'exec {FD}>>"$LOCK"; flock -n {FD} || exit {code}'
         if shell
         else "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
     )
@@ -611,12 +611,7 @@ def _advice_fields(facts: FileFacts) -> None:
 
 
 def _E(start: int, end: int, content: str) -> Edit:  # noqa: N802
-    """An edit of our own: literal braces escaped for FixTemplate.render."""
-    return Edit(start, end, esc(content))
-
-
-def _esc_edit(e: Edit) -> Edit:
-    return Edit(e.start, e.end, esc(e.content))
+    return Edit(start, end, content)
 
 
 def _dedupe(edits: list[Edit]) -> list[Edit] | None:
