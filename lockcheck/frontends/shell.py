@@ -1,0 +1,2577 @@
+"""Shell frontend: tree-sitter-bash -> :class:`FileFacts`.
+
+The walk follows the script in execution order: the top level first, a function's body where
+it is called (with its positional parameters bound from the call site), then functions that are
+never called (their facts are conditional).  Every command is seen with a :class:`Pos` that says
+how its exit status is used (tested by ``if``/``while``/``!``/``&&``/``||`` or not) and what runs
+when it fails or succeeds; lock recognition and busy branches are read from that.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..model import (
+    Acquire,
+    Background,
+    BusyBranch,
+    Edit,
+    FileFacts,
+    FixTemplate,
+    Kill,
+    LivenessCheck,
+    LockKind,
+    ParseError,
+    Part,
+    PartKind,
+    PathExpr,
+    Probe,
+    ReleaseHook,
+    Removal,
+    Span,
+    StatusOverride,
+)
+
+_PARSER = None
+
+
+def _parser():
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+# ----------------------------------------------------------------------------- small helpers
+
+STATEMENT_SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end"}
+WRAPPERS = {"command", "builtin", "exec", "sudo", "nice", "ionice", "chrt", "time", "env"}
+ZERO_CMDS = {"echo", "printf", ":", "true", "logger", "log", "warn", "info", "say", "msg"}
+REMOVERS = {"rm", "rmdir", "unlink"}
+LOCK_WORDS = re.compile(r"(?i)(lock|pid|lck|mutex|running)")
+AGE_TEST = re.compile(r"stat\b[^\n]*%[YZm]|-mmin|-mtime|-amin|-newer|date\s+-r|-ot\b|-nt\b")
+SIGNALS_EXIT = {"EXIT", "0", "SIGEXIT"}
+
+
+def _txt(node) -> str:
+    if node is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def _merge(parts: list[Part]) -> tuple[Part, ...]:
+    out: list[Part] = []
+    for p in parts:
+        if (
+            p.kind is PartKind.LIT
+            and out
+            and out[-1].kind is PartKind.LIT
+            and out[-1].default is None
+        ):
+            out[-1] = Part(PartKind.LIT, out[-1].value + p.value)
+        elif p.kind is PartKind.LIT and not p.value:
+            continue
+        else:
+            out.append(p)
+    return tuple(out)
+
+
+def _unescape_word(s: str) -> str:
+    return re.sub(r"\\(.)", r"\1", s)
+
+
+@dataclass
+class Branch:
+    """What runs when a tested command fails or succeeds."""
+
+    stmts: list  # statement nodes run in that case
+    status: int | None  # status of the last command before the branch runs ($? there)
+    fallthrough: bool = False  # the branch is "what follows" (rest of the script)
+    tail: bool = False  # nothing follows the branch in the script
+    frame: object = None  # function frame the branch lives in
+
+
+@dataclass
+class Pos:
+    tested: bool = False
+    on_fail: Branch | None = None
+    on_success: Branch | None = None
+    tail: bool = False
+    rest: list = field(default_factory=list)
+    retry: bool = False  # condition of a retry loop (while ! acquire; do sleep; done)
+    background: str | None = None
+    negated: bool = False
+
+
+@dataclass
+class Frame:
+    name: str
+    params: dict
+    tail: bool
+    on_fail: Branch | None
+    depth: int
+
+
+@dataclass
+class FdInfo:
+    path: PathExpr | None
+    span: Span
+    truncating: bool
+    locks: list = field(default_factory=list)
+
+
+@dataclass
+class TrapEvent:
+    order: int
+    exit_trap: bool
+    keys: set
+    node: object
+    span: Span
+
+
+class _Analyzer:
+    def __init__(self, path: str, text: str) -> None:
+        self.text = text
+        self.facts = FileFacts(path=path, language="shell", text=text)
+        try:
+            self.src = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            self.src = text.encode("utf-8", "surrogatepass")
+        self.ascii = len(self.src) == len(text)
+        self._b2c: list[int] | None = None
+        self._line_starts: list[int] | None = None
+        self.offmap: list[int] | None = None  # byte map for a sub-parsed trap string
+        self.functions: dict[str, object] = {}
+        self.called: set[str] = set()
+        self.env: dict[str, tuple[Part, ...] | None] = {}
+        self.cmdvars: dict[str, str] = {}  # VAR -> command it names (FLOCK=$(command -v flock))
+        self.pidvars: dict[str, PathExpr | None] = {}  # pid var -> file it was read from
+        self.fdvars: set[str] = set()
+        self.fds: dict[str, FdInfo] = {}
+        self.set_e = False
+        self.noclobber = False
+        self.durable_global = False
+        self.frames: list[Frame] = []
+        self.cond_depth = 0
+        self.order = 0
+        self.traps: list[TrapEvent] = []
+        self.acq_order: list[int] = []
+        self.acq_keys: list[str] = []
+        self.direct_removals: list[tuple[int, str]] = []
+        self.pending_bg: list[Background] = []
+        self.held: list[int] = []  # existence locks held (index)
+        self.stale: tuple[str, str | None] | None = None  # (guard, key)
+        self.actions: list[str] = []  # case "$1" in <action>) being walked
+        self.cte: list[tuple] = []  # check-then-create candidates
+        self.sete_mkdirs: list[tuple] = []
+        self.seen_acq: dict[tuple, int] = {}
+        self.seen_other: set[tuple] = set()
+        self.inlines = 0
+        self.in_trap = False
+        self.inode_recheck = False
+        self.flock_close: set[int] = set()
+        self.cte_acqs: list[int] = []
+        self.called_uncond: set[str] = set()
+        self.trap_keys: set[str] = set()
+        self.trap_span: Span | None = None
+        self.stale_rest = None
+        self._stale_list_right = None
+        self._pending_stale_success = None
+        self._pending_stale_fail = None
+
+    # ------------------------------------------------------------------ positions
+    def _c(self, b: int) -> int:
+        if self.offmap is not None:
+            b = self.offmap[min(b, len(self.offmap) - 1)]
+        if self.ascii:
+            return b
+        if self._b2c is None:
+            m = []
+            for i, ch in enumerate(self.text):
+                o = ord(ch)
+                n = 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+                if 0xDC80 <= o <= 0xDCFF:
+                    n = 1
+                m.extend([i] * n)
+            m.append(len(self.text))
+            self._b2c = m
+        return self._b2c[min(b, len(self._b2c) - 1)]
+
+    def _lc(self, c: int) -> tuple[int, int]:
+        if self._line_starts is None:
+            starts = [0]
+            for m in re.finditer("\n", self.text):
+                starts.append(m.end())
+            self._line_starts = starts
+        import bisect
+
+        i = bisect.bisect_right(self._line_starts, c) - 1
+        return i + 1, c - self._line_starts[i] + 1
+
+    def span(self, node) -> Span:
+        s, e = self._c(node.start_byte), self._c(node.end_byte)
+        return self.span_of(s, e)
+
+    def span_of(self, s: int, e: int) -> Span:
+        l1, c1 = self._lc(s)
+        l2, c2 = self._lc(e)
+        return Span(l1, c1, l2, c2, s, e)
+
+    # ------------------------------------------------------------------ entry
+    def run(self) -> FileFacts:
+        tree = _parser().parse(self.src)
+        root = tree.root_node
+        self.root = root
+        self._prescan(root)
+        self.walk_seq(self.statements(root), tail=True)
+        self.offmap = None
+        for name, fn in list(self.functions.items()):
+            if name not in self.called:
+                self.called.add(name)
+                self.cond_depth += 1
+                self.frames.append(Frame(name, {}, False, None, 1))
+                self.walk_seq(self.statements(self._fn_body(fn)), tail=False)
+                self.frames.pop()
+                self.cond_depth -= 1
+        self.finish()
+        return self.facts
+
+    def _prescan(self, root) -> None:
+        if "### BEGIN INIT INFO" in self.text:
+            self.facts.init_script = True
+        stack = [root]
+        errors = []
+        while stack:
+            n = stack.pop()
+            t = n.type
+            if t == "comment":
+                ln = n.start_point[0] + 1
+                self.facts.comments[ln] = _txt(n)
+                continue
+            if t == "heredoc_body":
+                continue
+            if t == "function_definition":
+                name = n.child_by_field_name("name")
+                if name is not None:
+                    self.functions.setdefault(_txt(name), n)
+            if t == "case_statement":
+                v = _txt(n.child_by_field_name("value"))
+                if v in ('"$1"', "$1", '"${1:-}"', "${1:-}", '"${1}"', "${1}"):
+                    for it in n.named_children:
+                        if it.type == "case_item":
+                            vals = [_txt(c) for c in it.children_by_field_name("value")]
+                            if any(v.strip("'\"") == "start" for v in vals):
+                                self.facts.init_script = True
+            if n.is_missing or (t == "heredoc_end" and n.start_byte == n.end_byte):
+                errors.append(n)
+            elif t == "ERROR" and not self._benign_error(n):
+                errors.append(n)
+            if n.has_error or n.type in ("program",) or True:
+                stack.extend(reversed(n.children))
+        self._errors(root, errors)
+
+    def _benign_error(self, n) -> bool:
+        # exec 9<>file: tree-sitter-bash 0.25 reads '<' then an ERROR holding '>'
+        p = n.parent
+        return p is not None and p.type == "file_redirect" and _txt(n) == ">"
+
+    def _errors(self, root, errors) -> None:
+        if not errors:
+            return
+        size = max(1, root.end_byte)
+        broken = None
+        for n in errors:
+            if n.is_missing or n.type == "heredoc_end":
+                broken = broken or n
+                continue
+            if n.end_byte >= size - 1 and (n.end_byte - n.start_byte) > 0:
+                broken = broken or n
+        err_bytes = sum(n.end_byte - n.start_byte for n in errors if n.type == "ERROR")
+        if broken is None and err_bytes * 3 > size:
+            broken = errors[0]
+        if broken is None:
+            return
+        first = min(errors, key=lambda n: n.start_byte)
+        quote = None
+        if not broken.is_missing and broken.type == "ERROR":
+            for c in broken.children:
+                if c.type in ('"', "'", "`", "string_content", "raw_string"):
+                    quote = c
+                    break
+        if quote is not None and broken is first:
+            first = quote
+        if broken.type == "heredoc_end":
+            first = broken.parent or broken
+        if broken.is_missing:
+            # point at the construct left open
+            node = broken.parent or broken
+            first = node if node.start_byte < first.start_byte else first
+        what = "cannot be read as shell"
+        if quote is not None:
+            what = "has an unterminated quote"
+        elif broken.type == "heredoc_end":
+            what = "has an unterminated here-doc"
+        elif broken.is_missing:
+            what = f"lacks a closing `{broken.type}`"
+        self.facts.parse_errors.append(
+            ParseError(
+                self.span(first), f"the file {what} here; the rest is read as far as possible"
+            )
+        )
+
+    # ------------------------------------------------------------------ structure
+    def statements(self, node) -> list:
+        """Named statement children of a block, with '&' recorded."""
+        out = []
+        for c in node.children:
+            if c.type == "&" and out:
+                out[-1] = (out[-1][0], True)
+                continue
+            if not c.is_named or c.type in STATEMENT_SKIP:
+                continue
+            if c.type in ("do", "done", "then", "fi", "else"):
+                continue
+            out.append((c, False))
+        return out
+
+    def _fn_body(self, fn):
+        return fn.child_by_field_name("body") or fn
+
+    def walk_seq(self, stmts, tail: bool, frame_rest=None) -> None:
+        n = len(stmts)
+        i = 0
+        applied = False
+        saved_stale = self.stale
+        while i < n:
+            node, bg = stmts[i]
+            rest = stmts[i + 1 :]
+            pos = Pos(tail=tail and i == n - 1, rest=rest, background="&" if bg else None)
+            if bg:
+                self.cond_depth += 1
+            self.stmt(node, pos)
+            if bg:
+                self.cond_depth -= 1
+            if self.stale_rest is not None:
+                self.stale = self.stale_rest
+                self.stale_rest = None
+                applied = True
+            i += 1
+        if applied:
+            self.stale = saved_stale
+
+    def stmt(self, node, pos: Pos, redirects=()) -> None:
+        t = node.type
+        self.order += 1
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            reds = [
+                c
+                for c in node.children
+                if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect")
+            ]
+            reds = list(redirects) + reds
+            if body is None:
+                self.command(None, pos, reds, node)
+            else:
+                self.stmt(body, pos, reds)
+            return
+        if t == "command":
+            self.command(node, pos, list(redirects), node)
+            return
+        if t == "list":
+            self.list_(node, pos)
+            return
+        if t == "negated_command":
+            inner = [c for c in node.named_children if c.type not in STATEMENT_SKIP]
+            if inner:
+                p2 = Pos(
+                    tested=True,
+                    on_fail=pos.on_success,
+                    on_success=pos.on_fail,
+                    tail=pos.tail,
+                    rest=pos.rest,
+                    retry=pos.retry,
+                    negated=not pos.negated,
+                )
+                if not pos.tested:
+                    # `! acquire` alone: the status is dropped
+                    p2.on_fail = None
+                self.stmt(inner[0], p2, redirects)
+            return
+        if t == "pipeline":
+            cmds = [c for c in node.named_children if c.type not in STATEMENT_SKIP]
+            for j, c in enumerate(cmds):
+                last = j == len(cmds) - 1
+                self.stmt(c, pos if last else Pos(rest=[], background=pos.background))
+            return
+        if t == "if_statement":
+            self.if_(node, pos)
+            return
+        if t in ("while_statement", "until_statement"):
+            self.loop_(node, pos, until=t == "until_statement")
+            return
+        if t in ("for_statement", "c_style_for_statement", "select_statement"):
+            var = node.child_by_field_name("variable")
+            if var is not None:
+                self.env[_txt(var)] = None
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.cond_depth += 1
+                self.walk_seq(self.statements(body), tail=False)
+                self.cond_depth -= 1
+            return
+        if t == "case_statement":
+            self.case_(node, pos)
+            return
+        if t in ("compound_statement", "subshell"):
+            self.group_(node, pos, redirects)
+            return
+        if t == "function_definition":
+            return
+        if t == "variable_assignment":
+            self.assign(node)
+            return
+        if t == "variable_assignments":
+            for c in node.named_children:
+                if c.type == "variable_assignment":
+                    self.assign(c)
+            return
+        if t == "declaration_command":
+            self.declare(node)
+            return
+        if t == "test_command":
+            self.test_cmd(node, pos)
+            return
+        if t in ("ERROR", "program", "do_group"):
+            self.walk_seq(self.statements(node), tail=False)
+            return
+        # unknown statement kinds: look for nested statements
+        for c in node.named_children:
+            if c.type in ("command", "list", "redirected_statement", "if_statement"):
+                self.stmt(c, Pos())
+
+    # ------------------------------------------------------------------ compound statements
+    def list_(self, node, pos: Pos) -> None:
+        kids = [c for c in node.children if c.type not in STATEMENT_SKIP]
+        if len(kids) < 3:
+            for c in node.named_children:
+                self.stmt(c, Pos())
+            return
+        left, op, right = kids[0], kids[1].type, kids[2]
+        fr = self.frames[-1] if self.frames else None
+        if op == "||":
+            lp = Pos(
+                tested=True,
+                on_fail=Branch([(right, False)], 1, frame=fr, tail=pos.tail),
+                on_success=pos.on_success
+                or Branch(pos.rest, None, fallthrough=True, tail=pos.tail, frame=fr),
+                tail=False,
+                rest=[(right, False)] + list(pos.rest),
+            )
+            self.stmt(left, lp)
+            self._pending_stale_success = None
+            self._pending_stale_fail = None
+            saved = self.stale
+            if self._stale_list_right is not None:
+                self.stale = self._stale_list_right
+                self._stale_list_right = None
+            self.cond_depth += 1
+            self.stmt(
+                right,
+                Pos(
+                    tested=pos.tested,
+                    on_fail=pos.on_fail,
+                    on_success=pos.on_success,
+                    tail=pos.tail,
+                    rest=pos.rest,
+                ),
+            )
+            self.cond_depth -= 1
+            self.stale = saved
+        elif op == "&&":
+            lp = Pos(
+                tested=True,
+                on_fail=pos.on_fail
+                or Branch(pos.rest, 1, fallthrough=True, tail=pos.tail, frame=fr),
+                on_success=Branch([(right, False)], 0, frame=fr, tail=pos.tail),
+                tail=False,
+                rest=[(right, False)] + list(pos.rest),
+            )
+            self.stmt(left, lp)
+            saved = self.stale
+            if self._pending_stale_success is not None:
+                self.stale = self._pending_stale_success
+            self._pending_stale_success = None
+            self._pending_stale_fail = None
+            self._stale_list_right = None
+            self.cond_depth += 1
+            self.stmt(
+                right,
+                Pos(
+                    tested=pos.tested,
+                    on_fail=pos.on_fail,
+                    on_success=pos.on_success,
+                    tail=pos.tail,
+                    rest=pos.rest,
+                ),
+            )
+            self.cond_depth -= 1
+            self.stale = saved
+        else:
+            for c in node.named_children:
+                self.stmt(c, Pos())
+
+    def _if_parts(self, node):
+        """(condition nodes, then stmts, else-part) where else-part is a list of statements or
+        an elif_clause node."""
+        conds, body, other = [], [], None
+        state = "cond"
+        for i, c in enumerate(node.children):
+            ft = node.field_name_for_child(i)
+            if c.type == "then":
+                state = "then"
+                continue
+            if c.type in ("elif_clause", "else_clause"):
+                other = other or c
+                continue
+            if not c.is_named or c.type in STATEMENT_SKIP:
+                continue
+            if state == "cond" or ft == "condition":
+                conds.append(c)
+            else:
+                body.append(c)
+        return conds, body, other
+
+    def _else_stmts(self, other):
+        if other is None:
+            return None
+        if other.type == "else_clause":
+            return self.statements(other)
+        return [(other, False)]
+
+    def if_(self, node, pos: Pos) -> None:
+        conds, body, other = self._if_parts(node)
+        self._if_chain(node, conds, body, other, pos)
+
+    def _if_chain(self, node, conds, body, other, pos: Pos) -> None:
+        then_stmts = [(c, False) for c in body]
+        fr = self.frames[-1] if self.frames else None
+        else_stmts = self._else_stmts(other)
+        if else_stmts is None:
+            on_fail = Branch(pos.rest, 0, fallthrough=True, tail=pos.tail, frame=fr)
+        else:
+            on_fail = Branch(else_stmts, 1, tail=pos.tail, frame=fr)
+        on_success = Branch(then_stmts, 0, tail=pos.tail, frame=fr)
+        for j, c in enumerate(conds):
+            if j == len(conds) - 1:
+                self.stmt(
+                    c, Pos(tested=True, on_fail=on_fail, on_success=on_success, rest=then_stmts)
+                )
+            else:
+                self.stmt(c, Pos())
+        saved = self.stale
+        rest_stale, self.stale_rest = self.stale_rest, None
+        self.cond_depth += 1
+        if self._pending_stale_success is not None:
+            self.stale = self._pending_stale_success
+        self._pending_stale_success = None
+        self.walk_seq(then_stmts, tail=pos.tail)
+        self.stale = saved
+        if self._pending_stale_fail is not None:
+            self.stale = self._pending_stale_fail
+        self._pending_stale_fail = None
+        if other is not None:
+            if other.type == "else_clause":
+                self.walk_seq(self.statements(other), tail=pos.tail)
+            else:
+                c2, b2, o2 = self._if_parts(other)
+                self._if_chain(other, c2, b2, o2, pos)
+        self.stale = saved
+        self.cond_depth -= 1
+        if rest_stale is not None:
+            self.stale_rest = rest_stale
+
+    def loop_(self, node, pos: Pos, until: bool) -> None:
+        conds = node.children_by_field_name("condition")
+        conds = [c for c in conds if c.is_named and c.type not in STATEMENT_SKIP]
+        body = node.child_by_field_name("body")
+        fr = self.frames[-1] if self.frames else None
+        body_stmts = self.statements(body) if body is not None else []
+        for j, c in enumerate(conds):
+            if j == len(conds) - 1:
+                # the body runs while the condition is true (until: false)
+                br_body = Branch(body_stmts, 0, frame=fr)
+                br_out = Branch(pos.rest, 1, fallthrough=True, tail=pos.tail, frame=fr)
+                p = Pos(tested=True, retry=True)
+                if until:
+                    p.on_fail, p.on_success = br_body, br_out
+                else:
+                    p.on_fail, p.on_success = br_out, br_body
+                self.stmt(c, p)
+            else:
+                self.stmt(c, Pos())
+        if body is not None:
+            self.cond_depth += 1
+            self.walk_seq(body_stmts, tail=False)
+            self.cond_depth -= 1
+
+    def case_(self, node, pos: Pos) -> None:
+        value = _txt(node.child_by_field_name("value"))
+        dispatch = value in ('"$1"', "$1", '"${1:-}"', "${1:-}", '"${1}"', "${1}")
+        self.cond_depth += 1
+        for it in node.named_children:
+            if it.type != "case_item":
+                continue
+            vals = [_txt(c).strip("'\"") for c in it.children_by_field_name("value")]
+            stmts = [
+                (c, False)
+                for i, c in enumerate(it.children)
+                if c.is_named
+                and c.type not in STATEMENT_SKIP
+                and it.field_name_for_child(i) != "value"
+            ]
+            if dispatch:
+                self.actions.append("|".join(vals))
+            self.walk_seq(stmts, tail=pos.tail)
+            if dispatch:
+                self.actions.pop()
+        self.cond_depth -= 1
+
+    def group_(self, node, pos: Pos, redirects) -> None:
+        saved_fds = dict(self.fds)
+        opened = []
+        for r in redirects:
+            info = self.redirect_info(r)
+            if (
+                info
+                and info[0] is not None
+                and info[0] not in ("0", "1", "2")
+                and info[2] is not None
+            ):
+                fd, op, dest = info
+                if op in (">&-", "<&-"):
+                    continue
+                path = self.resolve(dest)
+                self.fds[fd] = FdInfo(path, self.span(r), op in (">", ">|"))
+                opened.append(fd)
+        for r in redirects:
+            self.check_write_redirect(r, Pos())
+        stmts = self.statements(node)
+        subshell = node.type == "subshell"
+        env_saved = dict(self.env) if subshell else None
+        self.walk_seq(stmts, tail=pos.tail or subshell)
+        if env_saved is not None:
+            self.env = env_saved
+        for fd in opened:
+            if fd in saved_fds:
+                self.fds[fd] = saved_fds[fd]
+            else:
+                self.fds.pop(fd, None)
+
+    # ------------------------------------------------------------------ assignments
+    def assign(self, node, local: bool = False) -> None:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None:
+            return
+        n = _txt(name)
+        if name.type == "subscript":
+            return
+        if value is None:
+            self.env[n] = ()
+            return
+        if value.type == "array":
+            self.env[n] = None
+            return
+        parts = self.resolve(value).parts
+        self.env[n] = parts
+        cmd = self.command_name_of_value(value)
+        if cmd:
+            self.cmdvars[n] = cmd
+        else:
+            self.cmdvars.pop(n, None)
+        src = self.pid_source(value)
+        if src is not False:
+            self.pidvars[n] = src
+        else:
+            self.pidvars.pop(n, None)
+        # rc=$? after a tested acquire is handled by the sequence look-ahead
+
+    def declare(self, node) -> None:
+        for c in node.named_children:
+            if c.type == "variable_assignment":
+                self.assign(c)
+            elif c.type == "variable_name":
+                self.env.setdefault(_txt(c), ())
+
+    def pid_source(self, value):
+        """The file a PID value is read from: $(cat F), $(<F), $(head -n1 F); False if none."""
+        node = value
+        if node.type == "string":
+            kids = [c for c in node.named_children]
+            if len(kids) != 1:
+                return False
+            node = kids[0]
+        if node.type != "command_substitution":
+            return False
+        inner = [c for c in node.named_children]
+        if not inner:
+            return False
+        c = inner[0]
+        if c.type == "file_redirect":
+            dest = c.child_by_field_name("destination")
+            return self.resolve(dest) if dest is not None else None
+        if c.type == "redirected_statement":
+            body = c.child_by_field_name("body")
+            reds = [r for r in c.children if r.type == "file_redirect"]
+            if (
+                body is not None
+                and body.type == "command"
+                and self.cmd_name(body) in ("cat", "head", "tail", "tr")
+            ):
+                for r in reds:
+                    info = self.redirect_info(r)
+                    if info and info[1] == "<":
+                        return self.resolve(info[2])
+            return False
+        if c.type == "command" and self.cmd_name(c) in ("cat", "head", "tail"):
+            ops = [
+                a for a in self.cmd_args(c) if not _txt(a).startswith("-") and not _txt(a).isdigit()
+            ]
+            if ops:
+                return self.resolve(ops[-1])
+        return False
+
+    # ------------------------------------------------------------------ path resolution
+    def resolve(self, node) -> PathExpr:
+        try:
+            parts = self._parts(node, first=True, depth=0)
+        except RecursionError:
+            parts = [Part(PartKind.UNKNOWN)]
+        return PathExpr(_merge(parts), _txt(node))
+
+    def _parts(self, node, first: bool, depth: int) -> list[Part]:
+        if node is None:
+            return [Part(PartKind.UNKNOWN)]
+        if depth > 20:
+            return [Part(PartKind.UNKNOWN)]
+        t = node.type
+        if t in ("word", "number", "extglob_pattern", "regex"):
+            s = _txt(node)
+            if first and (s == "~" or s.startswith("~/")):
+                return [Part(PartKind.HOME), Part(PartKind.LIT, _unescape_word(s[1:]))]
+            return [Part(PartKind.LIT, _unescape_word(s))]
+        if t == "raw_string":
+            return [Part(PartKind.LIT, _txt(node)[1:-1])]
+        if t == "ansi_c_string":
+            return [Part(PartKind.LIT, _txt(node)[2:-1])]
+        if t in ("string", "translated_string"):
+            out: list[Part] = []
+            for c in node.named_children:
+                if c.type == "string_content":
+                    out.append(Part(PartKind.LIT, _txt(c)))
+                else:
+                    out.extend(self._parts(c, False, depth + 1))
+            if not node.named_children:
+                out.append(Part(PartKind.LIT, ""))
+            return out
+        if t == "concatenation":
+            out = []
+            for i, c in enumerate(node.children):
+                if not c.is_named:
+                    s = _txt(c)
+                    out.append(Part(PartKind.UNIQUE, "$") if s == "$$" else Part(PartKind.LIT, s))
+                    continue
+                out.extend(self._parts(c, first and i == 0, depth + 1))
+            return out
+        if t == "simple_expansion":
+            kids = node.named_children
+            if not kids:
+                return [Part(PartKind.UNKNOWN)]
+            return self._var(_txt(kids[0]), depth)
+        if t == "expansion":
+            return self._expansion(node, depth)
+        if t == "command_substitution":
+            return self._cmdsub(node, depth)
+        return [Part(PartKind.UNKNOWN)]
+
+    def _var(self, name: str, depth: int) -> list[Part]:
+        if self.frames and name.isdigit() and name != "0":
+            v = self.frames[-1].params.get(name)
+            if v is None:
+                return (
+                    [Part(PartKind.UNKNOWN)]
+                    if self.frames[-1].params
+                    else [Part(PartKind.ARG, name)]
+                )
+            return list(v)
+        if name in ("$", "BASHPID", "RANDOM", "SRANDOM"):
+            return [Part(PartKind.UNIQUE, name)]
+        if name == "0":
+            return [Part(PartKind.SCRIPT)]
+        if name.isdigit() or name in ("@", "*"):
+            return [Part(PartKind.ARG, name)]
+        if name in ("?", "#", "!", "-", "_"):
+            return [Part(PartKind.UNKNOWN)]
+        if name in self.env:
+            v = self.env[name]
+            if v is None:
+                return [Part(PartKind.UNKNOWN)]
+            return list(v)
+        if name == "HOME":
+            return [Part(PartKind.HOME)]
+        if name in ("USER", "LOGNAME", "UID", "EUID", "USERNAME"):
+            return [Part(PartKind.USER, name)]
+        if name == "PWD":
+            return [Part(PartKind.CWD)]
+        if name == "BASH_SOURCE":
+            return [Part(PartKind.SCRIPT)]
+        return [Part(PartKind.VAR, name)]
+
+    def _expansion(self, node, depth: int) -> list[Part]:
+        name = None
+        op = ""
+        operand = []
+        seen_name = False
+        for c in node.children:
+            if c.type in ("${", "}"):
+                continue
+            if not seen_name and c.type in ("variable_name", "special_variable_name"):
+                name = _txt(c)
+                seen_name = True
+                continue
+            if not seen_name and c.type == "subscript":
+                nm = c.child_by_field_name("name")
+                idx = _txt(c.child_by_field_name("index"))
+                if nm is not None and _txt(nm) == "BASH_SOURCE" and idx in ("0", ""):
+                    name = "0"
+                else:
+                    name = None
+                seen_name = True
+                continue
+            if not seen_name:
+                if c.type == "#":
+                    return [Part(PartKind.UNKNOWN)]
+                continue
+            if not c.is_named:
+                op += c.type
+            else:
+                operand.append(c)
+        if name is None:
+            return [Part(PartKind.UNKNOWN)]
+        if not op:
+            return self._var(name, depth)
+        op = op.strip()
+        if op in (":-", "-", ":=", "="):
+            known = name in self.env or (self.frames and name.isdigit() and self.frames[-1].params)
+            if known or name in ("HOME", "PWD", "USER", "LOGNAME", "UID", "$", "0"):
+                return self._var(name, depth)
+            dparts: list[Part] = []
+            for i, c in enumerate(operand):
+                dparts.extend(self._parts(c, i == 0, depth + 1))
+            default = PathExpr(_merge(dparts), "".join(_txt(c) for c in operand))
+            if op in (":=", "="):
+                self.env[name] = default.parts
+                return list(default.parts)
+            if name.isdigit():
+                return [Part(PartKind.ARG, name, default=default)]
+            return [Part(PartKind.VAR, name, default=default)]
+        base = self._var(name, depth)
+        pat = "".join(_txt(c) for c in operand)
+        if len(base) == 1 and base[0].kind is PartKind.SCRIPT:
+            if op in ("##", "#") and pat in ("*/",):
+                return [Part(PartKind.SCRIPT_NAME)]
+            if op in ("%", "%%") and pat == "/*":
+                return [Part(PartKind.SCRIPT_DIR)]
+        if op in ("%", "%%") and all(p.kind is PartKind.SCRIPT_NAME for p in base) and base:
+            return base
+        if op in ("%", "%%") and pat == "/*":
+            pe = PathExpr(_merge(base))
+            d = pe.dirname()
+            if d is not None:
+                return list(d.parts)
+        return [Part(PartKind.UNKNOWN)]
+
+    def _inner_cmds(self, node) -> list:
+        out = []
+        for c in node.named_children:
+            if c.type in ("command", "list", "redirected_statement", "pipeline", "file_redirect"):
+                out.append(c)
+        return out
+
+    def _cmdsub(self, node, depth: int) -> list[Part]:
+        inner = self._inner_cmds(node)
+        if len(inner) != 1:
+            return [Part(PartKind.UNKNOWN)]
+        c = inner[0]
+        if c.type == "list":
+            kids = [k for k in c.named_children]
+            ops = [k.type for k in c.children if not k.is_named]
+            if len(kids) == 2 and ops == ["&&"]:
+                a, b = kids
+                if a.type == "redirected_statement":
+                    a = a.child_by_field_name("body") or a
+                if b.type == "redirected_statement":
+                    b = b.child_by_field_name("body") or b
+                if (
+                    a.type == "command"
+                    and b.type == "command"
+                    and self.cmd_name(a) == "cd"
+                    and self.cmd_name(b) == "pwd"
+                ):
+                    args = [x for x in self.cmd_args(a) if not _txt(x).startswith("-")]
+                    if len(args) == 1:
+                        return self._parts(args[0], True, depth + 1)
+            return [Part(PartKind.UNKNOWN)]
+        if c.type == "redirected_statement":
+            c = c.child_by_field_name("body") or c
+        if c.type != "command":
+            return [Part(PartKind.UNKNOWN)]
+        name = self.cmd_name(c)
+        args = [x for x in self.cmd_args(c)]
+        ops = [x for x in args if not _txt(x).startswith("-")]
+        flags = [_txt(x) for x in args if _txt(x).startswith("-")]
+        if name == "dirname" and len(ops) == 1:
+            base = self._parts(ops[0], True, depth + 1)
+            if len(base) == 1 and base[0].kind is PartKind.SCRIPT:
+                return [Part(PartKind.SCRIPT_DIR)]
+            d = PathExpr(_merge(base)).dirname()
+            return list(d.parts) if d is not None else [Part(PartKind.UNKNOWN)]
+        if name == "basename" and ops:
+            base = self._parts(ops[0], True, depth + 1)
+            if len(base) == 1 and base[0].kind is PartKind.SCRIPT:
+                return [Part(PartKind.SCRIPT_NAME)]
+            pe = PathExpr(_merge(base))
+            if pe.is_literal:
+                return [Part(PartKind.LIT, pe.render().rstrip("/").rsplit("/", 1)[-1])]
+            return [Part(PartKind.UNKNOWN)]
+        if name == "pwd":
+            return [Part(PartKind.CWD)]
+        if name in ("readlink", "realpath") and len(ops) == 1:
+            return self._parts(ops[0], True, depth + 1)
+        if name == "mktemp":
+            return [Part(PartKind.UNIQUE, "mktemp")]
+        if name in ("whoami", "logname") or (
+            name == "id" and any(f.startswith("-u") for f in flags)
+        ):
+            return [Part(PartKind.USER, name)]
+        if name == "echo" and len(ops) == 1 and not flags:
+            return self._parts(ops[0], True, depth + 1)
+        return [Part(PartKind.UNKNOWN)]
+
+    def command_name_of_value(self, value) -> str | None:
+        """FLOCK=/usr/bin/flock, FLOCK=$(command -v flock), FLOCK=`which flock`."""
+        node = value
+        if node.type == "string" and len(node.named_children) == 1:
+            node = node.named_children[0]
+        if node.type in ("word", "raw_string", "string_content"):
+            s = _txt(node).strip("'\"")
+            base = s.rsplit("/", 1)[-1]
+            return base if base in ("flock", "lockfile", "dotlockfile", "shlock", "mkdir") else None
+        if node.type == "command_substitution":
+            inner = self._inner_cmds(node)
+            if len(inner) == 1 and inner[0].type == "redirected_statement":
+                inner = [inner[0].child_by_field_name("body")]
+            if len(inner) == 1 and inner[0] is not None and inner[0].type == "command":
+                c = inner[0]
+                n = self.cmd_name(c)
+                args = [_txt(a) for a in self.cmd_args(c)]
+                if n in ("command", "which", "type") and args:
+                    return args[-1].strip("'\"")
+        return None
+
+    # ------------------------------------------------------------------ commands
+    def cmd_name(self, cmd) -> str:
+        name = cmd.child_by_field_name("name")
+        if name is None:
+            return ""
+        kids = name.named_children
+        node = kids[0] if kids else name
+        if node.type == "string" and len(node.named_children) == 1:
+            node = node.named_children[0]
+        if node.type == "simple_expansion" or node.type == "expansion":
+            var = _txt(node).strip("${}")
+            return self.cmdvars.get(var, "$" + var)
+        if node.type == "command_substitution":
+            n = self.command_name_of_value(node)
+            return n or "$(...)"
+        s = _unescape_word(_txt(node).strip("'\""))
+        return s.rsplit("/", 1)[-1] if "/" in s else s
+
+    def cmd_args(self, cmd) -> list:
+        out = []
+        for i, c in enumerate(cmd.children):
+            f = cmd.field_name_for_child(i)
+            if f == "argument":
+                out.append(c)
+        return out
+
+    def unwrap(self, cmd):
+        """(name, args, prefixes) after wrappers like exec/command/nohup/setsid."""
+        name = self.cmd_name(cmd)
+        args = self.cmd_args(cmd)
+        prefixes = []
+        guard = 0
+        while guard < 5 and (name in WRAPPERS or name in ("nohup", "setsid", "timeout")) and args:
+            guard += 1
+            prefixes.append(name)
+            if name == "exec" and _txt(args[0]).startswith("{"):
+                break
+            # skip the wrapper's own options (and timeout's duration)
+            while args and _txt(args[0]).startswith("-"):
+                args = args[1:]
+            if name == "timeout" and args:
+                args = args[1:]
+            if name == "env":
+                while args and "=" in _txt(args[0]):
+                    args = args[1:]
+            if name in ("nice",) and args and _txt(args[0]).lstrip("-").isdigit():
+                args = args[1:]
+            if not args:
+                break
+            a0 = args[0]
+            s = a0
+            if s.type == "string" and len(s.named_children) == 1:
+                s = s.named_children[0]
+            if s.type in ("simple_expansion", "expansion"):
+                var = _txt(s).strip("${}")
+                name = self.cmdvars.get(var, "$" + var)
+            elif s.type == "command_substitution":
+                name = self.command_name_of_value(s) or "$(...)"
+            else:
+                w = _unescape_word(_txt(a0).strip("'\""))
+                name = w.rsplit("/", 1)[-1]
+            args = args[1:]
+        return name, args, prefixes
+
+    def redirect_info(self, r):
+        """(fd or None, operator, destination node) of a file_redirect."""
+        if r.type != "file_redirect":
+            return None
+        fd = None
+        op = ""
+        dest = None
+        for i, c in enumerate(r.children):
+            f = r.field_name_for_child(i)
+            if f == "descriptor" or c.type == "file_descriptor":
+                fd = _txt(c)
+            elif f == "destination":
+                dest = c
+            elif not c.is_named or c.type == "ERROR":
+                op += _txt(c)
+        return fd, op.replace(" ", ""), dest
+
+    def command(self, cmd, pos: Pos, redirects, stmt_node) -> None:
+        if cmd is None:
+            name, args, prefixes = ":", [], []
+        else:
+            name, args, prefixes = self.unwrap(cmd)
+            # prefix assignments (FOO=x cmd) do not touch the script's variables
+        argt = [_txt(a) for a in args]
+        background = pos.background
+        if "nohup" in prefixes and background:
+            background = "nohup"
+        if "setsid" in prefixes:
+            background = background or "setsid"
+        # command substitutions inside arguments may hold commands of interest (kill -0 ...)
+        # exec with fds / redirects
+        if name == "exec" or (name in ("exec",) and not args):
+            self.exec_(cmd, args, redirects, pos)
+            return
+        if name == "set":
+            self.set_(argt)
+            return
+        if name == "trap":
+            self.trap_(cmd, args, pos)
+            return
+        if name == "wait":
+            self.pending_bg = [b for b in self.pending_bg if False]
+            self.facts.backgrounds.extend([])
+            self.waited = True
+            return
+        if name == "disown":
+            self.background_at(cmd, "disown")
+            return
+        if background and cmd is not None:
+            closes = any(
+                (self.redirect_info(r) or (None, ""))[1] in (">&-", "<&-") for r in redirects
+            )
+            if not closes:
+                self.background_at(cmd, background)
+        # functions: walk the body where it is called
+        if name in self.functions and cmd is not None and not self.in_trap:
+            self.call(name, cmd, args, pos)
+            self.redirect_writes(redirects, pos, cmd)
+            return
+        if name == "mkdir":
+            self.mkdir_(cmd, args, pos, redirects)
+        elif name == "flock":
+            self.flock_(cmd, args, pos, prefixes, redirects)
+        elif name in ("ln",):
+            self.ln_(cmd, args, pos)
+        elif name in ("lockfile", "lockfile-create", "dotlockfile", "shlock"):
+            self.lockfile_(cmd, name, args, pos)
+        elif name in REMOVERS:
+            self.remove_(cmd, name, args, pos)
+        elif name == "touch":
+            for a in args:
+                if not _txt(a).startswith("-"):
+                    self.created_path(self.resolve(a), cmd, pos)
+        elif name in ("kill", "pkill"):
+            self.kill_(cmd, name, args, pos)
+        elif name in ("ps", "pgrep", "pidof"):
+            self.ps_(cmd, name, args, pos)
+        elif name in ("[", "test"):
+            self.bracket_test(cmd, args, pos)
+        elif name == "find":
+            self.find_(cmd, args, pos)
+        elif name == "read":
+            for r in redirects:
+                info = self.redirect_info(r)
+                if info and info[1] == "<":
+                    src = self.resolve(info[2])
+                    for a in argt:
+                        if not a.startswith("-"):
+                            self.pidvars[a] = src
+                            self.env[a] = None
+        elif name in ("export", "readonly", "local", "declare", "typeset"):
+            pass
+        elif name == "start-stop-daemon":
+            for i, a in enumerate(argt):
+                if a in ("--pidfile", "-p") and i + 1 < len(args):
+                    self.facts.created.append(self.resolve(args[i + 1]))
+        self.scan_substitutions(cmd, pos)
+        self.redirect_writes(redirects, pos, cmd or stmt_node, name)
+
+    # ------------------------------------------------------------------ set / exec
+    def set_(self, argt: list[str]) -> None:
+        i = 0
+        while i < len(argt):
+            a = argt[i]
+            if a in ("-o", "+o") and i + 1 < len(argt):
+                opt = argt[i + 1]
+                on = a == "-o"
+                if opt == "errexit":
+                    self.set_e = on
+                elif opt == "noclobber":
+                    self.noclobber = on
+                i += 2
+                continue
+            if a.startswith("-") and not a.startswith("--"):
+                if "e" in a:
+                    self.set_e = True
+                if "C" in a:
+                    self.noclobber = True
+            elif a.startswith("+"):
+                if "e" in a:
+                    self.set_e = False
+                if "C" in a:
+                    self.noclobber = False
+            i += 1
+
+    def exec_(self, cmd, args, redirects, pos: Pos) -> None:
+        fdvar = None
+        if args:
+            a0 = _txt(args[0])
+            m = re.fullmatch(r"\{(\w+)\}", a0)
+            if m:
+                fdvar = m.group(1)
+        for r in redirects:
+            info = self.redirect_info(r)
+            if not info:
+                continue
+            fd, op, dest = info
+            if op in (">&-", "<&-"):
+                if fd in self.fds:
+                    self.fds.pop(fd, None)
+                continue
+            if fdvar is not None and fd is None:
+                key = "$" + fdvar
+                self.fdvars.add(fdvar)
+                self.env[fdvar] = None
+                path = self.resolve(dest)
+                self.fds[key] = FdInfo(
+                    path, self.span(cmd if cmd is not None else r), op in (">", ">|")
+                )
+                fdvar = None
+                continue
+            if fd is not None and fd not in ("0", "1", "2") and dest is not None:
+                path = self.resolve(dest)
+                span_node = (
+                    cmd.parent
+                    if cmd is not None
+                    and cmd.parent is not None
+                    and cmd.parent.type == "redirected_statement"
+                    else (cmd or r)
+                )
+                self.fds[fd] = FdInfo(path, self.span(span_node), op in (">", ">|"))
+                continue
+            if fd in (None, "1", "2") and dest is not None:
+                d = _txt(dest)
+                if op in (">>", "&>>") and not d.startswith("/dev/"):
+                    self.durable_global = True
+                if dest.type == "process_substitution" and re.search(
+                    r"\b(logger|systemd-cat)\b|\btee\s+(-\w*a|--append)", d
+                ):
+                    self.durable_global = True
+                if (
+                    op in (">", "&>")
+                    and not d.startswith(("/dev/", "&"))
+                    and dest.type != "process_substitution"
+                    and not d.isdigit()
+                ):
+                    self.durable_global = True
+        if args and fdvar is None:
+            # exec cmd ... : the command replaces the shell
+            pass
+
+    # ------------------------------------------------------------------ functions
+    def call(self, name: str, cmd, args, pos: Pos) -> None:
+        self.called.add(name)
+        if any(f.name == name for f in self.frames) or len(self.frames) > 6 or self.inlines > 400:
+            return
+        self.inlines += 1
+        fn = self.functions[name]
+        params = {}
+        for i, a in enumerate(args[:9], start=1):
+            params[str(i)] = self.resolve(a).parts
+        params["#"] = ()
+        frame = Frame(
+            name, params, pos.tail, pos.on_fail if pos.tested else None, len(self.frames) + 1
+        )
+        frame.pos = pos
+        self.frames.append(frame)
+        body = self._fn_body(fn)
+        stmts = (
+            self.statements(body)
+            if body.type in ("compound_statement", "subshell")
+            else [(body, False)]
+        )
+        self.walk_seq(stmts, tail=pos.tail)
+        self.frames.pop()
+
+    # ------------------------------------------------------------------ facts helpers
+    def _dedupe(self, key) -> bool:
+        if key in self.seen_other:
+            return False
+        self.seen_other.add(key)
+        return True
+
+    def add_acquire(self, acq: Acquire) -> int | None:
+        key = (acq.kind, acq.span.start, acq.path.key() if acq.path else None)
+        if key in self.seen_acq:
+            return None
+        if self.frames:
+            acq.function = self.frames[-1].name
+        idx = len(self.facts.acquires)
+        self.seen_acq[key] = idx
+        self.facts.acquires.append(acq)
+        self.acq_order.append(self.order)
+        self.acq_keys.append(acq.path.key() if acq.path else "")
+        return idx
+
+    def in_init_action(self) -> str | None:
+        return self.actions[-1] if self.actions else None
+
+    # ------------------------------------------------------------------ busy branches
+    def busy_of(self, pos: Pos, acq_node, fail_status: int) -> BusyBranch | None:
+        """The busy branch of an acquire whose status is used as ``pos`` says."""
+        if pos.retry:
+            return None
+        br = pos.on_fail
+        if br is None:
+            if self.set_e and not pos.tested:
+                return BusyBranch(
+                    self.span(acq_node), True, fail_status, durable=self.durable_global
+                )
+            return None
+        status = br.status if br.status is not None else fail_status
+        if br.fallthrough and br.status == 1:
+            status = fail_status
+        if pos.negated and br.status is not None:
+            status = 0
+        return self.branch_outcome(br, status, acq_node)
+
+    def branch_outcome(self, br: Branch, status, acq_node, depth: int = 0) -> BusyBranch | None:
+        last = status
+        durable = self.durable_global
+        first = None
+        last_simple = None
+        stmts = self._flatten(br.stmts)
+        lsb = bool(
+            self.facts.init_script and self.actions and "start" in self.actions[-1].split("|")
+        )
+        for node, _bg in stmts:
+            if first is None:
+                first = node
+            kind, info = self.classify_busy_stmt(node)
+            if kind == "durable":
+                durable = True
+                last = 0
+                last_simple = node
+                continue
+            if kind == "zero":
+                last = 0
+                last_simple = node
+                continue
+            if kind == "status":
+                last = info
+                last_simple = node
+                continue
+            if kind == "retry":
+                return None
+            if kind == "exit":
+                exit_node, arg, fix = info
+                st = last if arg == "" else self.number_of(arg)
+                return BusyBranch(self.span(exit_node), True, st, durable, lsb, fix)
+            if kind == "return":
+                exit_node, arg, _fix = info
+                st = last if arg == "" else self.number_of(arg)
+                fr = br.frame
+                if fr is not None and depth < 4:
+                    cpos = getattr(fr, "pos", None)
+                    if cpos is not None and cpos.tested and cpos.on_fail is not None and st != 0:
+                        return self.branch_outcome(cpos.on_fail, st, acq_node, depth + 1)
+                    if fr.tail or (
+                        self.set_e and st not in (0, None) and cpos is not None and not cpos.tested
+                    ):
+                        return BusyBranch(self.span(exit_node), True, st, durable, lsb, _fix)
+                    if cpos is not None and not cpos.tested and cpos.rest and st == 0:
+                        nb = Branch(cpos.rest, 0, fallthrough=True, tail=cpos.tail)
+                        return self.branch_outcome(nb, 0, acq_node, depth + 1)
+                return BusyBranch(self.span(exit_node), False, st, durable, lsb, _fix)
+            # other work
+            if br.fallthrough:
+                return BusyBranch(self.span(first or acq_node), False, None, durable, lsb)
+            last = None
+            last_simple = None
+        # falls off the end of the branch
+        if br.fallthrough or br.tail:
+            if br.tail or (br.fallthrough and not br.stmts):
+                fix = None
+                if last_simple is not None:
+                    e = self._c(last_simple.end_byte)
+                    fix = FixTemplate("exit with {code}", (Edit(e, e, "\nexit {code}"),))
+                span = self.span(first) if first is not None else self.span(acq_node)
+                ends = br.tail
+                return BusyBranch(span, ends, last, durable, lsb, fix)
+        return BusyBranch(self.span(first or acq_node), False, last, durable, lsb)
+
+    def _flatten(self, stmts) -> list:
+        out = []
+        for node, bg in stmts:
+            if node.type == "compound_statement":
+                out.extend(self._flatten(self.statements(node)))
+            elif node.type == "list":
+                kids = [c for c in node.children if c.type not in STATEMENT_SKIP]
+                if len(kids) == 3 and kids[1].type == "&&":
+                    out.extend(self._flatten([(kids[0], False), (kids[2], False)]))
+                else:
+                    out.append((node, bg))
+            elif node.type == "redirected_statement":
+                body = node.child_by_field_name("body")
+                reds = [c for c in node.children if c.type == "file_redirect"]
+                if body is not None and body.type == "compound_statement":
+                    if any(self._durable_redirect(r) for r in reds):
+                        out.append((node, bg))
+                    out.extend(self._flatten(self.statements(body)))
+                else:
+                    out.append((node, bg))
+            else:
+                out.append((node, bg))
+        return out
+
+    def number_of(self, arg: str) -> int | None:
+        s = arg.strip("'\"")
+        if s.isdigit():
+            return int(s)
+        m = re.fullmatch(r"\$\{?(\w+)\}?", s)
+        if m:
+            v = self.env.get(m.group(1))
+            if v and len(v) == 1 and v[0].kind is PartKind.LIT and v[0].value.isdigit():
+                return int(v[0].value)
+        return None
+
+    def classify_busy_stmt(self, node):
+        t = node.type
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            reds = [c for c in node.children if c.type == "file_redirect"]
+            d = any(self._durable_redirect(r) for r in reds)
+            if body is None:
+                return ("durable" if d else "zero", None)
+            k, info = self.classify_busy_stmt(body)
+            if d and k in ("zero", "status", "other"):
+                return ("durable", None)
+            return k, info
+        if t in ("compound_statement",):
+            # classify the last meaningful command; durable if any is durable
+            kids = [c for c, _ in self.statements(node)]
+            res = ("zero", None)
+            dur = False
+            for k in kids:
+                res = self.classify_busy_stmt(k)
+                if res[0] == "durable":
+                    dur = True
+                if res[0] in ("exit", "return", "retry"):
+                    return res
+            if dur:
+                return ("durable", None)
+            return res
+        if t == "list":
+            kids = [c for c in node.named_children if c.type not in STATEMENT_SKIP]
+            res = ("zero", None)
+            dur = False
+            for k in kids:
+                res = self.classify_busy_stmt(k)
+                if res[0] == "durable":
+                    dur = True
+                if res[0] in ("exit", "return", "retry"):
+                    return res
+            return ("durable", None) if dur else res
+        if t == "pipeline":
+            kids = [c for c in node.named_children if c.type not in STATEMENT_SKIP]
+            dur = any(self.classify_busy_stmt(k)[0] == "durable" for k in kids)
+            return (
+                ("durable", None)
+                if dur
+                else self.classify_busy_stmt(kids[-1])
+                if kids
+                else ("zero", None)
+            )
+        if t in ("while_statement", "until_statement", "for_statement"):
+            return ("other", None)
+        if t == "if_statement":
+            txt = _txt(node)
+            if re.search(r"\b(sleep|continue)\b", txt):
+                return ("retry", None)
+            if re.search(r">>|\blogger\b|tee\s+-a|systemd-cat", txt):
+                return ("durable", None)
+            return ("status", None)
+        if t == "variable_assignment" or t == "declaration_command":
+            return ("status", None)
+        if t == "test_command":
+            return ("status", None)
+        if t != "command":
+            return ("other", None)
+        name, args, _p = self.unwrap(node)
+        argt = [_txt(a) for a in args]
+        if name in ("exit", "return"):
+            arg = argt[0] if argt else ""
+            if arg:
+                num = args[0]
+                fix = FixTemplate(
+                    "exit with {code}",
+                    (Edit(self._c(num.start_byte), self._c(num.end_byte), "{code}"),),
+                )
+            else:
+                e = self._c(node.end_byte)
+                fix = FixTemplate("exit with {code}", (Edit(e, e, " {code}"),))
+            return (name, (node, arg, fix))
+        if name in ("sleep", "continue", "usleep"):
+            return ("retry", None)
+        if name in ("kill", "pkill") or name in REMOVERS:
+            return ("retry", None)
+        if name in ("logger", "systemd-cat"):
+            return ("durable", None)
+        if name == "tee" and any(
+            a in ("-a", "--append") or (a.startswith("-") and "a" in a and not a.startswith("--"))
+            for a in argt
+        ):
+            return ("durable", None)
+        if name in self.functions:
+            body = _txt(self.functions[name])
+            if re.search(r">>|\blogger\b|tee\s+(-\w*a|--append)|systemd-cat", body):
+                return ("durable", None)
+            if re.search(r"\bexit\b", body):
+                m = re.search(r"\bexit\s+(\d+)", body)
+                return ("exit", (node, m.group(1) if m else "", None))
+            return ("zero", None)
+        if name in ZERO_CMDS:
+            return ("zero", None)
+        if name == "false":
+            return ("status", 1)
+        return ("status", None)
+
+    def _durable_redirect(self, r) -> bool:
+        info = self.redirect_info(r)
+        if not info:
+            return False
+        fd, op, dest = info
+        d = _txt(dest)
+        if dest is None or d.startswith("/dev/") or d.startswith("&") or d.isdigit():
+            return False
+        if op in (">>", "&>>"):
+            return True
+        if op in (">", "&>", ">|") and fd in (None, "1", "2"):
+            return True
+        return False
+
+    # ------------------------------------------------------------------ lock kinds
+    def _first_success_cmd(self, pos: Pos):
+        br = pos.on_success
+        if br is None:
+            if not pos.tested and pos.rest:
+                return pos.rest[0][0]
+            return None
+        if not br.stmts:
+            return None
+        n = br.stmts[0][0]
+        while n.type in ("list",):
+            n = n.named_children[0]
+        return n
+
+    def _removes(self, node, key: str) -> bool:
+        if node is None:
+            return False
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type != "command":
+            return False
+        name, args, _ = self.unwrap(node)
+        if name not in REMOVERS:
+            return False
+        return any(self.resolve(a).key() == key for a in args if not _txt(a).startswith("-"))
+
+    def maybe_probe(self, cmd, path: PathExpr, pos: Pos, create_text_span) -> bool:
+        nxt = self._first_success_cmd(pos)
+        if nxt is None or not self._removes(nxt, path.key()):
+            return False
+        if self._dedupe(("probe", cmd.start_byte, path.key())):
+            fix = self._probe_fix(cmd, nxt, path)
+            self.facts.probes.append(Probe(path, self.span(cmd), fix))
+        return True
+
+    def _probe_fix(self, create, remove, path: PathExpr) -> FixTemplate | None:
+        edits = []
+        for c in (create, remove):
+            if c.type == "redirected_statement":
+                c = c.child_by_field_name("body") or c
+            args = []
+            if c.type == "command":
+                args = self.cmd_args(c)
+            hit = None
+            for a in args:
+                if self.resolve(a).key() == path.key():
+                    hit = a
+            if hit is None and create.parent is not None:
+                for r in create.parent.children if create.parent else []:
+                    if r.type == "file_redirect":
+                        info = self.redirect_info(r)
+                        if (
+                            info
+                            and info[2] is not None
+                            and self.resolve(info[2]).key() == path.key()
+                        ):
+                            hit = info[2]
+            if hit is None:
+                return None
+            e = self._c(hit.end_byte)
+            if hit.type == "string":
+                e -= 1
+            edits.append(Edit(e, e, ".$$"))
+        return FixTemplate("append `.$$` to the probe's name", tuple(edits))
+
+    def existence(
+        self, cmd, mechanism: str, path: PathExpr, pos: Pos, fail_status: int = 1
+    ) -> int | None:
+        acq = Acquire(LockKind.EXISTENCE, mechanism, path, self.span(cmd))
+        acq.busy = self.busy_of(pos, cmd, fail_status)
+        if (
+            self.facts.init_script
+            and LOCK_WORDS.search(path.render())
+            and "pid" in path.render().lower()
+        ):
+            acq.service_record = True
+        idx = self.add_acquire(acq)
+        if idx is not None:
+            self.held.append(idx)
+        return idx
+
+    def mkdir_(self, cmd, args, pos: Pos, redirects) -> None:
+        argt = [_txt(a) for a in args]
+        parents = (
+            any(a.startswith("-") and not a.startswith("--") and "p" in a for a in argt)
+            or "--parents" in argt
+        )
+        ops = []
+        skip = False
+        for a, s in zip(args, argt, strict=False):
+            if skip:
+                skip = False
+                continue
+            if s in ("-m", "--mode"):
+                skip = True
+                continue
+            if s.startswith("-"):
+                continue
+            ops.append(a)
+        for a in ops:
+            path = self.resolve(a)
+            if parents:
+                self.facts.dirs_made.append(path)
+                continue
+            if self.maybe_probe(cmd, path, pos, None):
+                continue
+            if pos.tested or pos.retry or self._status_tested_next(pos):
+                p = pos if pos.tested else self._status_pos(pos)
+                self.existence(cmd, "mkdir", path, p)
+            elif self.set_e:
+                self.sete_mkdirs.append((cmd, path, pos, self.order))
+            else:
+                self.facts.created.append(path)
+
+    def _status_tested_next(self, pos: Pos) -> bool:
+        return self._status_pos(pos) is not None
+
+    def _status_pos(self, pos: Pos) -> Pos | None:
+        """``cmd; if [ $? -ne 0 ]; then ...`` / ``cmd; rc=$?; ...``: a Pos for the command."""
+        if pos.tested or not pos.rest:
+            return None
+        nxt = pos.rest[0][0]
+        rest = pos.rest[1:]
+        var = None
+        if nxt.type == "variable_assignment" and re.fullmatch(r"\w+=\"?\$\?\"?", _txt(nxt)):
+            var = _txt(nxt.child_by_field_name("name"))
+            if not rest:
+                return None
+            nxt = rest[0][0]
+            rest = rest[1:]
+        pat = r"\$\?|\$\{\?\}" if var is None else r"\$\{?" + re.escape(var) + r"\b"
+        fr = self.frames[-1] if self.frames else None
+        if nxt.type == "if_statement":
+            conds, body, other = self._if_parts(nxt)
+            ctext = " ".join(_txt(c) for c in conds)
+            if not re.search(pat, ctext):
+                return None
+            failing = self._status_test_true_when_failed(ctext)
+            if failing is None:
+                return None
+            then_b = Branch([(c, False) for c in body], 0, tail=pos.tail and not rest, frame=fr)
+            els = self._else_stmts(other)
+            else_b = (
+                Branch(els, 1, tail=pos.tail and not rest, frame=fr)
+                if els is not None
+                else Branch(rest, 0, fallthrough=True, tail=pos.tail and not rest, frame=fr)
+            )
+            if failing:
+                return Pos(tested=True, on_fail=then_b, on_success=else_b)
+            return Pos(tested=True, on_fail=else_b, on_success=then_b)
+        if nxt.type == "list":
+            kids = [c for c in nxt.children if c.type not in STATEMENT_SKIP]
+            if len(kids) == 3 and re.search(pat, _txt(kids[0])):
+                failing = self._status_test_true_when_failed(_txt(kids[0]))
+                if failing is None:
+                    return None
+                rb = Branch([(kids[2], False)], 0, tail=pos.tail and not rest, frame=fr)
+                if (kids[1].type == "&&") == failing:
+                    return Pos(tested=True, on_fail=rb)
+                return Pos(
+                    tested=True,
+                    on_success=rb,
+                    on_fail=Branch(rest, 0, fallthrough=True, tail=pos.tail and not rest),
+                )
+        return None
+
+    def _status_test_true_when_failed(self, ctext: str) -> bool | None:
+        if re.search(r"-ne\s+\"?0|!=\s*\"?0|-gt\s+\"?0|\(\(.*!=\s*0", ctext):
+            return True
+        if re.search(r"-eq\s+\"?0|==?\s*\"?0\b", ctext):
+            return False
+        if re.search(r"-eq\s+\"?[1-9]|==?\s*\"?[1-9]", ctext):
+            return True
+        return None
+
+    def ln_(self, cmd, args, pos: Pos) -> None:
+        ops = [a for a in args if not _txt(a).startswith("-")]
+        if len(ops) < 2:
+            return
+        path = self.resolve(ops[-1])
+        if self.maybe_probe(cmd, path, pos, None):
+            return
+        if pos.tested or self._status_tested_next(pos):
+            p = pos if pos.tested else self._status_pos(pos)
+            self.existence(cmd, "ln", path, p)
+
+    def lockfile_(self, cmd, name, args, pos: Pos) -> None:
+        argt = [_txt(a) for a in args]
+        ops = []
+        age = False
+        skip = False
+        for i, (a, s) in enumerate(zip(args, argt, strict=False)):
+            if skip:
+                skip = False
+                continue
+            if name == "lockfile" and s.startswith("-l"):
+                age = True
+                if s == "-l":
+                    skip = True
+                continue
+            if name == "lockfile" and s in ("-r", "-s"):
+                skip = True
+                continue
+            if name == "shlock":
+                if s == "-f" and i + 1 < len(args):
+                    ops.append(args[i + 1])
+                    skip = True
+                elif s == "-p":
+                    skip = True
+                continue
+            if name == "dotlockfile" and s in ("-r", "-p"):
+                skip = s == "-r"
+                continue
+            if s.startswith("-"):
+                continue
+            ops.append(a)
+        for a in ops[:1]:
+            p = pos
+            if not pos.tested and self._status_pos(pos) is not None:
+                p = self._status_pos(pos)
+            idx = self.existence(cmd, name, self.resolve(a), p, 1)
+            if idx is not None and age:
+                self.facts.acquires[idx].age_breaker = self.span(cmd)
+
+    # ------------------------------------------------------------------ flock
+    def flock_(self, cmd, args, pos: Pos, prefixes, redirects) -> None:
+        argt = [_txt(a) for a in args]
+        nonblocking = False
+        conflict = None
+        conflict_node = None
+        close = False
+        has_c = False
+        i = 0
+        operands = []
+        while i < len(args):
+            s = argt[i]
+            if operands:
+                operands.append(args[i])
+                i += 1
+                continue
+            if s in ("-n", "--nb", "--nonblock"):
+                nonblocking = True
+            elif s in ("-w", "--wait", "--timeout"):
+                nonblocking = True
+                i += 1
+            elif s.startswith("--timeout=") or s.startswith("--wait="):
+                nonblocking = True
+            elif s in ("-E", "--conflict-exit-code"):
+                if i + 1 < len(args):
+                    conflict_node = args[i + 1]
+                    conflict = self.number_of(argt[i + 1])
+                i += 1
+            elif s.startswith("--conflict-exit-code="):
+                conflict = self.number_of(s.split("=", 1)[1])
+            elif s in ("-c", "--command"):
+                has_c = True
+                i += 1
+            elif s in ("-o", "--close"):
+                close = True
+            elif (
+                s.startswith("-") and not s.startswith("--") and len(s) > 1 and not s[1:].isdigit()
+            ):
+                flags = s[1:]
+                j = 0
+                while j < len(flags):
+                    f = flags[j]
+                    if f == "n":
+                        nonblocking = True
+                    elif f == "o":
+                        close = True
+                    elif f == "c":
+                        has_c = True
+                        if j == len(flags) - 1:
+                            i += 1
+                        break
+                    elif f in ("w", "E"):
+                        rest = flags[j + 1 :]
+                        if f == "w":
+                            nonblocking = True
+                        if rest:
+                            if f == "E":
+                                conflict = self.number_of(rest)
+                        else:
+                            if f == "E" and i + 1 < len(args):
+                                conflict_node = args[i + 1]
+                                conflict = self.number_of(argt[i + 1])
+                            i += 1
+                        break
+                    j += 1
+            elif s.startswith("--"):
+                pass
+            else:
+                operands.append(args[i])
+            i += 1
+        if not operands:
+            return
+        first = operands[0]
+        ft = argt[args.index(first)] if first in args else _txt(first)
+        fdkey = None
+        m = re.fullmatch(r"\"?\$\{?(\w+)\}?\"?", ft)
+        if ft.isdigit():
+            fdkey = ft
+        elif m and m.group(1) in self.fdvars:
+            fdkey = "$" + m.group(1)
+        fd_form = fdkey is not None and len(operands) == 1 and not has_c
+        name_node = cmd.child_by_field_name("name")
+        ins = self._c(name_node.end_byte) if name_node is not None else self._c(cmd.start_byte)
+        if "exec" in prefixes or "command" in prefixes or "sudo" in prefixes:
+            # the flock word is an argument: insert after it
+            for a in self.cmd_args(cmd):
+                if self.cmd_name_word(a) == "flock":
+                    ins = self._c(a.end_byte)
+                    break
+        cfix = FixTemplate("add -E {code}", (Edit(ins, ins, " -E {code}"),))
+        if fd_form:
+            info = self.fds.get(fdkey)
+            acq = Acquire(
+                LockKind.FLOCK,
+                "flock",
+                info.path if info else None,
+                self.span(cmd),
+                open_span=info.span if info else None,
+                truncating=info.truncating if info else False,
+                nonblocking=nonblocking,
+                conflict_code=conflict,
+            )
+            acq.inode_recheck = self._inode_recheck_after(pos)
+            st = conflict if conflict is not None else 1
+            if pos.tested or self._status_pos(pos) is not None:
+                p = pos if pos.tested else self._status_pos(pos)
+                acq.busy = self.busy_of(p, cmd, st)
+                acq.status_handled = True
+            else:
+                acq.busy = self.busy_of(pos, cmd, st)
+                acq.status_handled = not (pos.tail or self.set_e)
+            idx = self.add_acquire(acq)
+            if idx is not None and info is not None and not close:
+                info.locks.append(idx)
+            if idx is not None and close:
+                self.flock_close.add(idx)
+            return
+        # command form: flock [opts] FILE CMD... / flock FILE -c CMD
+        path = self.resolve(first)
+        acq = Acquire(
+            LockKind.FLOCK,
+            "flock",
+            path,
+            self.span(cmd),
+            nonblocking=nonblocking,
+            command_form=True,
+            conflict_code=conflict,
+            conflict_code_fix=cfix,
+        )
+        st = conflict if conflict is not None else 1
+        status_fix = None
+        if conflict_node is not None:
+            status_fix = FixTemplate(
+                "exit with {code}",
+                (
+                    Edit(
+                        self._c(conflict_node.start_byte), self._c(conflict_node.end_byte), "{code}"
+                    ),
+                ),
+            )
+        if pos.tested or self._status_pos(pos) is not None:
+            p = pos if pos.tested else self._status_pos(pos)
+            acq.status_handled = True
+            if nonblocking:
+                acq.busy = self.busy_of(p, cmd, st)
+        else:
+            propagates = pos.tail or "exec" in prefixes or self.set_e
+            acq.status_handled = not propagates
+            if propagates and nonblocking:
+                acq.busy = BusyBranch(
+                    self.span(cmd), True, st, self.durable_global, False, status_fix
+                )
+        self.add_acquire(acq)
+
+    def cmd_name_word(self, a) -> str:
+        s = _txt(a).strip("'\"")
+        if a.type in ("command_substitution",) or (
+            a.type == "string"
+            and a.named_children
+            and a.named_children[0].type == "command_substitution"
+        ):
+            n = a if a.type == "command_substitution" else a.named_children[0]
+            return self.command_name_of_value(n) or ""
+        if s.startswith("$"):
+            return self.cmdvars.get(s.strip("${}"), "")
+        return s.rsplit("/", 1)[-1]
+
+    def _inode_recheck_after(self, pos: Pos) -> bool:
+        txt = " ".join(_txt(n) for n, _ in pos.rest[:6])
+        if pos.on_success is not None:
+            txt += " " + " ".join(_txt(n) for n, _ in pos.on_success.stmts[:6])
+        return (
+            bool(re.search(r"-ef\b|stat\b[^\n]*%i|/proc/\$\$/fd|/dev/fd/|stat\s+-L\b.*-c", txt))
+            or self.inode_recheck
+        )
+
+    # ------------------------------------------------------------------ removals
+    def remove_(self, cmd, name, args, pos: Pos) -> None:
+        argt = [_txt(a) for a in args]
+        ops = [
+            (a, s) for a, s in zip(args, argt, strict=False) if not s.startswith("-") or s == "-"
+        ]
+        for a, s in ops:
+            path = self.resolve(a)
+            is_glob = (
+                bool(re.search(r"(?<!\\)[*?\[]", s))
+                and a.type not in ("raw_string",)
+                and not (a.type == "string" and "*" not in _txt(a).replace('"', ""))
+            )
+            if is_glob:
+                path = PathExpr(path.parts, path.text)
+            self.add_removal(cmd, path, a, len(ops), pos, is_glob)
+
+    def add_removal(
+        self, cmd, path: PathExpr, operand, nops: int, pos: Pos, is_glob=False, overwrite=False
+    ) -> None:
+        key = path.key()
+        via = "trap" if self.in_trap else "direct"
+        conditional = (
+            self.cond_depth > 0
+            or pos.tested
+            or bool(
+                self.frames
+                and not self.frames[-1].tail
+                and self.frames[-1].depth > 0
+                and self.frames[-1].name not in self.called_uncond
+            )
+        )
+        stale = None
+        if self.stale is not None:
+            guard, skey = self.stale
+            if skey is None or skey == key or guard == "age":
+                stale = guard
+        if self.in_trap:
+            conditional = False
+        drop = self.drop_fix(cmd, operand, nops)
+        rm = Removal(
+            path,
+            self.span(cmd),
+            via=via,
+            hook_span=self.trap_span if self.in_trap else None,
+            conditional=conditional,
+            stale_guard=stale,
+            overwrite=overwrite,
+            is_glob=is_glob,
+            drop_fix=None if overwrite else drop,
+        )
+        dk = ("rm", cmd.start_byte, key, via, self.offmap is not None)
+        if not self._dedupe(dk):
+            return
+        self.facts.removals.append(rm)
+        if self.in_trap:
+            self.trap_keys.add(key)
+        else:
+            self.direct_removals.append((self.order, key))
+            # an existence lock released: background children after this are fine
+            self.held = [i for i in self.held if self.acq_keys[i] != key]
+
+    def drop_fix(self, cmd, operand, nops: int) -> FixTemplate | None:
+        if nops > 1 and operand is not None:
+            s = self._c(operand.start_byte)
+            e = self._c(operand.end_byte)
+            # take the space before the operand
+            while s > 0 and self.text[s - 1] in " \t":
+                s -= 1
+            return FixTemplate("drop the removal of the lock file", (Edit(s, e, ""),))
+        node = cmd
+        if node.parent is not None and node.parent.type == "redirected_statement":
+            node = node.parent
+        parent = node.parent
+        if parent is not None and parent.type == "list":
+            kids = [c for c in parent.children if c.type not in STATEMENT_SKIP]
+            if len(kids) == 3:
+                left, op, right = kids
+                if left.id == node.id:
+                    s, e = self._c(left.start_byte), self._c(right.start_byte)
+                else:
+                    s, e = self._c(left.end_byte), self._c(right.end_byte)
+                if op.type == "||" and left.id == node.id:
+                    return None
+                return FixTemplate("drop the removal of the lock file", (Edit(s, e, ""),))
+            return None
+        s, e = self._c(node.start_byte), self._c(node.end_byte)
+        # a whole statement: swallow a following ';' and its line if alone on it
+        t = self.text
+        j = e
+        while j < len(t) and t[j] in " \t":
+            j += 1
+        if j < len(t) and t[j] == ";" and (j + 1 >= len(t) or t[j + 1] != ";"):
+            j += 1
+            while j < len(t) and t[j] in " \t":
+                j += 1
+            e2 = j
+        else:
+            e2 = e
+        ls = t.rfind("\n", 0, s) + 1
+        le = t.find("\n", e2)
+        le = len(t) if le < 0 else le
+        if self.offmap is None and t[ls:s].strip() == "" and t[e2:le].strip() == "":
+            return FixTemplate(
+                "drop the removal of the lock file", (Edit(ls, min(le + 1, len(t)), ""),)
+            )
+        if e2 > e:
+            return FixTemplate("drop the removal of the lock file", (Edit(s, e2, ""),))
+        # preceded by a separator: take "; " before it
+        k = s
+        while k > 0 and t[k - 1] in " \t":
+            k -= 1
+        if k > 0 and t[k - 1] == ";":
+            return FixTemplate("drop the removal of the lock file", (Edit(k - 1, e, ""),))
+        return FixTemplate("drop the removal of the lock file", (Edit(s, e, ""),))
+
+    def find_(self, cmd, args, pos: Pos) -> None:
+        argt = [_txt(a) for a in args]
+        if not any(a in ("-delete",) for a in argt) and not (
+            "-exec" in argt and any(a in ("rm", "rmdir") for a in argt)
+        ):
+            return
+        start = [a for a in args[:1] if not _txt(a).startswith("-")]
+        age = any(
+            a in ("-mmin", "-mtime", "-amin", "-atime", "-newer", "-cmin", "-ctime") for a in argt
+        )
+        if not start:
+            return
+        path = self.resolve(start[0])
+        name = None
+        for i, s in enumerate(argt):
+            if s in ("-name", "-iname") and i + 1 < len(args):
+                name = self.resolve(args[i + 1])
+        if name is not None:
+            path = PathExpr(
+                _merge(list(path.parts) + [Part(PartKind.LIT, "/")] + list(name.parts)), path.text
+            )
+        saved = self.stale
+        if age:
+            self.stale = ("age", None)
+        is_glob = name is not None and "*" in name.render()
+        self.add_removal(cmd, path, None, 1, pos, is_glob=is_glob)
+        self.stale = saved
+
+    # ------------------------------------------------------------------ writes / creation
+    def redirect_writes(self, redirects, pos: Pos, cmd, name: str = "") -> None:
+        for r in redirects:
+            self.check_write_redirect(r, pos, cmd, name)
+
+    def check_write_redirect(self, r, pos: Pos, cmd=None, name: str = "") -> None:
+        info = self.redirect_info(r)
+        if not info:
+            return
+        fd, op, dest = info
+        if dest is None or fd not in (None, "1", "2") or op not in (">", ">|", "&>", ">>", "&>>"):
+            return
+        d = _txt(dest)
+        if d.startswith("/dev/") or d.startswith("&") or dest.type == "process_substitution":
+            return
+        path = self.resolve(dest)
+        node = cmd if cmd is not None else r
+        key = path.key()
+        if (
+            self.stale is not None
+            and op in (">", ">|", "&>")
+            and (self.stale[1] is None or self.stale[1] == key)
+            and LOCK_WORDS.search(path.render())
+        ):
+            self.add_removal(node, path, None, 1, pos, overwrite=True)
+            return
+        if (
+            op in (">", "&>")
+            and self.noclobber
+            and (pos.tested or self._status_pos(pos) is not None)
+        ):
+            if self.maybe_probe(node, path, pos, None):
+                return
+            p = pos if pos.tested else self._status_pos(pos)
+            self.existence(node, "noclobber >", path, p)
+            return
+        if op in (">", ">|", "&>") and name == ":" and self.maybe_probe(node, path, pos, None):
+            return
+        self.created_path(path, node, pos)
+
+    def created_path(self, path: PathExpr, node, pos: Pos) -> None:
+        if name_probe := self.maybe_probe(node, path, pos, None):
+            return name_probe
+        self.facts.created.append(path)
+        # check-then-create: a test of this path that leads to a skip/exit came before
+        key = path.key()
+        for c in self.cte:
+            tkey, tnode, _order, done = c[0], c[1], c[2], c[3]
+            if tkey == key and not done[0]:
+                done[0] = True
+                busy = c[4]
+                acq = Acquire(
+                    LockKind.EXISTENCE,
+                    "test-then-create",
+                    path,
+                    self.span(node),
+                    check_then_create=True,
+                    test_span=self.span(tnode),
+                )
+                acq.busy = busy
+                if self.facts.init_script and "pid" in path.render().lower():
+                    acq.service_record = True
+                idx = self.add_acquire(acq)
+                if idx is not None:
+                    self.held.append(idx)
+                    self.cte_acqs.append(idx)
+
+    # ------------------------------------------------------------------ tests
+    def test_text_ops(self, node) -> list[tuple[str, object]]:
+        """(operator, operand node) of unary file tests in a test command."""
+        out = []
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "unary_expression":
+                op = n.child_by_field_name("operator")
+                kids = [c for c in n.named_children if c.type != "test_operator"]
+                if op is not None and kids:
+                    out.append((_txt(op), kids[-1]))
+                continue
+            stack.extend(n.named_children)
+        return out
+
+    def test_cmd(self, node, pos: Pos) -> None:
+        ops = self.test_text_ops(node)
+        txt = _txt(node)
+        negated = txt.lstrip("[ ").startswith("!") or pos.negated
+        self._file_test(node, [(o, self.resolve(a), a) for o, a in ops], txt, pos, negated)
+
+    def bracket_test(self, cmd, args, pos: Pos) -> None:
+        argt = [_txt(a) for a in args]
+        txt = _txt(cmd)
+        neg = "!" in argt[:1] or pos.negated
+        found = []
+        for i, s in enumerate(argt):
+            if s in ("-e", "-f", "-d", "-s", "-L", "-h", "-r") and i + 1 < len(args):
+                found.append((s, self.resolve(args[i + 1]), args[i + 1]))
+        self._file_test(cmd, found, txt, pos, neg)
+
+    def _file_test(self, node, found, txt: str, pos: Pos, negated: bool) -> None:
+        # liveness: [ -d /proc/$pid ]
+        m = re.search(r"/proc/\$\{?(\w+)\}?", txt)
+        if m and "-d" in txt and "/fd/" not in txt:
+            self.liveness(node, m.group(1), pos, test_true_alive=not negated)
+        if re.search(r"-ef\b", txt) or re.search(r"%i", txt):
+            self.inode_recheck = True
+        if AGE_TEST.search(txt) and pos.tested:
+            br = pos.on_success
+            if br is not None:
+                self._pending_stale_success = ("age", None)
+        for op, path, _a in found:
+            if op not in ("-e", "-f", "-s", "-L", "-h"):
+                continue
+            if not pos.tested:
+                continue
+            # the branch taken when the file exists
+            exists_br = pos.on_fail if negated else pos.on_success
+            if exists_br is None:
+                continue
+            busy = self.branch_outcome(exists_br, 0, node)
+            if exists_br.stmts and busy is None:
+                # retry loop / takeover: still a guard
+                busy = None
+            elif busy is None or (not busy.ends_run and not self._branch_exits(exists_br)):
+                continue
+            self.cte.append((path.key(), node, self.order, [False], busy))
+
+    def _branch_exits(self, br: Branch) -> bool:
+        for n, _ in br.stmts:
+            if re.search(r"\b(exit|return)\b", _txt(n)):
+                return True
+        return False
+
+    # ------------------------------------------------------------------ processes
+    def scan_substitutions(self, cmd, pos: Pos) -> None:
+        """kill -0 "$(cat F)" and the like inside the arguments of any command."""
+        return
+
+    def pid_file_of(self, a) -> PathExpr | None | bool:
+        """The pid file an argument's value was read from; False when it is not from a file."""
+        node = a
+        if node.type == "string" and len(node.named_children) == 1:
+            node = node.named_children[0]
+        if node.type == "command_substitution":
+            return self.pid_source(node)
+        if node.type in ("simple_expansion", "expansion"):
+            var = _txt(node).strip('${}"')
+            if var in self.pidvars:
+                return self.pidvars[var]
+        return False
+
+    def kill_(self, cmd, name, args, pos: Pos) -> None:
+        argt = [_txt(a) for a in args]
+        if name == "pkill":
+            for i, s in enumerate(argt):
+                if s in ("-F", "--pidfile") and i + 1 < len(args):
+                    sig = "TERM"
+                    for t in argt:
+                        if re.fullmatch(r"-(\d+|[A-Z]+)", t) and t not in ("-F",):
+                            sig = t[1:]
+                    path = self.resolve(args[i + 1])
+                    if sig == "0":
+                        self.liveness_file(cmd, path, pos, True)
+                    elif self._dedupe(("kill", cmd.start_byte)):
+                        self.facts.kills.append(Kill(self.span(cmd), sig, path))
+            return
+        sig = "TERM"
+        targets = []
+        skip = False
+        for i, (a, s) in enumerate(zip(args, argt, strict=False)):
+            if skip:
+                skip = False
+                continue
+            if s in ("-s", "-n") and i + 1 < len(args):
+                sig = argt[i + 1].upper().removeprefix("SIG")
+                skip = True
+                continue
+            if s.startswith("-") and not targets and len(s) > 1:
+                if s == "--":
+                    continue
+                sig = s[1:].upper().removeprefix("SIG")
+                continue
+            targets.append(a)
+        for a in targets:
+            src = self.pid_file_of(a)
+            if src is False:
+                continue
+            if sig == "0":
+                self.liveness_file(cmd, src, pos, True)
+            elif self._dedupe(("kill", cmd.start_byte)):
+                self.facts.kills.append(Kill(self.span(cmd), sig, src))
+
+    def ps_(self, cmd, name, args, pos: Pos) -> None:
+        argt = [_txt(a) for a in args]
+        if name == "ps":
+            for i, s in enumerate(argt):
+                if s in ("-p", "--pid", "-q") and i + 1 < len(args):
+                    src = self.pid_file_of(args[i + 1])
+                    if src is not False:
+                        self.liveness_file(cmd, src, pos, True)
+        elif name == "pgrep":
+            for i, s in enumerate(argt):
+                if s in ("-F", "--pidfile") and i + 1 < len(args):
+                    self.liveness_file(cmd, self.resolve(args[i + 1]), pos, True)
+
+    def liveness(self, node, var: str, pos: Pos, test_true_alive: bool) -> None:
+        if var not in self.pidvars:
+            return
+        self.liveness_file(
+            node, self.pidvars[var], pos, test_true_alive, negated=not test_true_alive
+        )
+
+    def liveness_file(
+        self, node, pid_file, pos: Pos, alive_on_success: bool, negated: bool = False
+    ) -> None:
+        neg = pos.negated ^ negated
+        consequential = False
+        if pos.tested:
+            for br in (pos.on_fail, pos.on_success):
+                if br is None:
+                    continue
+                if br.fallthrough and not br.stmts:
+                    continue
+                t = " ".join(_txt(n) for n, _ in (br.stmts[:3] if br.fallthrough else br.stmts))
+                if re.search(r"\b(exit|return|rm|rmdir|unlink|mkdir|touch|ln|kill)\b|>", t):
+                    consequential = True
+        action = self.in_init_action()
+        if action and "status" in action.split("|"):
+            consequential = False
+        if self._dedupe(("live", node.start_byte)):
+            self.facts.liveness.append(LivenessCheck(self.span(node), pid_file, consequential))
+        if pos.tested:
+            key = pid_file.key() if pid_file is not None else None
+            # the branch taken when the holder is judged dead
+            dead_is_success = neg
+            if dead_is_success:
+                self._pending_stale_success = ("dead-holder", key)
+            else:
+                self._pending_stale_fail = ("dead-holder", key)
+                # `if kill -0 ...; then exit; fi; rm -f L` : the rest runs only when dead
+                if (
+                    pos.on_success is not None
+                    and self._branch_exits(pos.on_success)
+                    and pos.on_fail is not None
+                    and pos.on_fail.fallthrough
+                ):
+                    self.stale_rest = ("dead-holder", key)
+            if (
+                pos.on_fail is not None
+                and not pos.on_fail.fallthrough
+                and pos.on_fail.stmts
+                and not dead_is_success
+            ):
+                # `kill -0 $pid || rm -f L`
+                self._stale_list_right = ("dead-holder", key)
+
+    # ------------------------------------------------------------------ background
+    def background_at(self, cmd, how: str) -> None:
+        held = [i for i in self.held]
+        for info in self.fds.values():
+            held.extend(i for i in info.locks if i not in self.flock_close)
+        if not held:
+            return
+        if self._dedupe(("bg", cmd.start_byte)):
+            self.pending_bg.append(Background(self.span(cmd), held[-1], how))
+
+    # ------------------------------------------------------------------ traps
+    def trap_(self, cmd, args, pos: Pos) -> None:
+        if not args:
+            return
+        argt = [_txt(a) for a in args]
+        if argt[0] in ("-p", "-l"):
+            return
+        action = args[0]
+        sigs = [s.upper() for s in argt[1:]]
+        if argt[0] == "-" or argt[0] in ("''", '""'):
+            if any(s in SIGNALS_EXIT for s in sigs):
+                self.traps.append(TrapEvent(self.order, True, set(), cmd, self.span(cmd)))
+            return
+        if not sigs:
+            return
+        is_exit = any(s.removeprefix("SIG") in SIGNALS_EXIT for s in sigs)
+        self.trap_span = self.span(cmd)
+        self.trap_keys = set()
+        saved = (self.in_trap, self.cond_depth, self.stale, self.offmap)
+        self.in_trap = True
+        self.stale = None
+        removals_before = len(self.facts.removals)
+        try:
+            self.walk_trap_body(action, cmd, is_exit)
+        finally:
+            self.in_trap, self.cond_depth, self.stale, self.offmap = saved
+        keys = set(self.trap_keys)
+        ev = TrapEvent(self.order, is_exit, keys, cmd, self.span(cmd))
+        ev.removals = self.facts.removals[removals_before:]
+        ev.in_busy = self._acquires_in_pos_busy(pos)
+        self.traps.append(ev)
+
+    def _acquires_in_pos_busy(self, pos):
+        return ()
+
+    def walk_trap_body(self, action, cmd, is_exit: bool) -> None:
+        if action.type == "raw_string":
+            inner = action.start_byte + 1
+            body = self.src[inner : action.end_byte - 1]
+            bmap = list(range(inner, action.end_byte - 1)) + [action.end_byte - 1]
+        elif action.type == "string":
+            raw = self.src[action.start_byte + 1 : action.end_byte - 1]
+            out = bytearray()
+            bmap = []
+            i = 0
+            while i < len(raw):
+                ch = raw[i : i + 1]
+                if (
+                    ch == b"\\"
+                    and i + 1 < len(raw)
+                    and raw[i + 1 : i + 2] in (b'"', b"\\", b"$", b"`", b"\n")
+                ):
+                    out += raw[i + 1 : i + 2]
+                    bmap.append(action.start_byte + 1 + i + 1)
+                    i += 2
+                    continue
+                out += ch
+                bmap.append(action.start_byte + 1 + i)
+                i += 1
+            bmap.append(action.end_byte - 1)
+            body = bytes(out)
+        elif action.type == "word":
+            name = _txt(action)
+            if name in self.functions:
+                fn = self.functions[name]
+                self.called.add(name)
+                stmts = self.statements(self._fn_body(fn))
+                self.frames.append(Frame(name, {}, False, None, 1))
+                self.walk_seq(stmts, tail=False)
+                self.frames.pop()
+                if is_exit:
+                    self.status_override(stmts)
+                return
+            body = self.src[action.start_byte : action.end_byte]
+            bmap = list(range(action.start_byte, action.end_byte + 1))
+        else:
+            return
+        if self.offmap is not None:
+            bmap = [self.offmap[min(b, len(self.offmap) - 1)] for b in bmap]
+        tree = _parser().parse(body)
+        # traps that only call functions: walk the function bodies
+        self.offmap = bmap
+        self._sub_src = body
+        stmts = self.statements(tree.root_node)
+        names = []
+        for n, _ in stmts:
+            if n.type == "command" and self.cmd_name(n) in self.functions:
+                names.append(self.cmd_name(n))
+        self.walk_seq(stmts, tail=False)
+        if is_exit:
+            self.status_override(stmts)
+        self.offmap = None
+        for name in names:
+            fn = self.functions[name]
+            self.called.add(name)
+            fst = self.statements(self._fn_body(fn))
+            self.frames.append(Frame(name, {}, False, None, 1))
+            self.walk_seq(fst, tail=False)
+            self.frames.pop()
+            if (
+                is_exit
+                and (name,)
+                and len(stmts)
+                and stmts[-1][0].type == "command"
+                and self.cmd_name(stmts[-1][0]) == name
+            ):
+                self.status_override(fst)
+        self._trap_remove_fixes(tree, action, cmd, stmts)
+
+    def _trap_remove_fixes(self, tree, action, cmd, stmts) -> None:
+        """Inside a trap string, dropping only the rm part; the whole trap if nothing is left."""
+        return
+
+    def status_override(self, stmts) -> None:
+        if not stmts:
+            return
+        last = stmts[-1][0]
+        node = last
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type == "list":
+            kids = [c for c in node.named_children if c.type not in STATEMENT_SKIP]
+            if kids:
+                node = kids[-1]
+        if node.type != "command" or self.cmd_name(node) != "exit":
+            return
+        args = self.cmd_args(node)
+        if not args:
+            return
+        a = _txt(args[0]).strip("\"'")
+        if a.isdigit() or (self.number_of(a) is not None):
+            detail = f"exit {a}"
+        elif a in ("$?", "${?}"):
+            # exit $? right at the start is fine; after another command it is that status
+            if len(stmts) == 1 and last.type == "command":
+                return
+            detail = "exit $? after another command"
+        else:
+            return
+        if self._dedupe(("ov", node.start_byte)):
+            self.facts.overrides.append(StatusOverride(self.span(node), detail))
+
+    # ------------------------------------------------------------------ finishing
+    def finish(self) -> None:
+        acqs = self.facts.acquires
+        # plain mkdir under set -e: a lock only when removed on exit or named like a lock
+        removed_keys = {r.path.key() for r in self.facts.removals if r.path is not None}
+        for cmd, path, _pos, order in self.sete_mkdirs:
+            key = path.key()
+            if key in removed_keys or LOCK_WORDS.search(path.render().rsplit("/", 1)[-1]):
+                acq = Acquire(LockKind.EXISTENCE, "mkdir", path, self.span(cmd))
+                acq.busy = BusyBranch(self.span(cmd), True, 1, self.durable_global)
+                self.add_acquire(acq)
+                self.acq_order[-1] = order
+        flocked = {a.path.key() for a in acqs if a.kind is LockKind.FLOCK and a.path is not None}
+        # check-then-create: not for pre-created flock files nor never-removed markers
+        keep = []
+        for i, a in enumerate(acqs):
+            if a.check_then_create:
+                k = a.path.key() if a.path else ""
+                if k in flocked or k not in removed_keys:
+                    continue
+            keep.append(i)
+        if len(keep) != len(acqs):
+            remap = {old: new for new, old in enumerate(keep)}
+            self.facts.acquires = [acqs[i] for i in keep]
+            self.acq_order = [self.acq_order[i] for i in keep]
+            self.acq_keys = [self.acq_keys[i] for i in keep]
+            bgs = []
+            for b in self.pending_bg:
+                if b.lock in remap:
+                    b.lock = remap[b.lock]
+                    bgs.append(b)
+            self.pending_bg = bgs
+            acqs = self.facts.acquires
+        # releases
+        for i, a in enumerate(acqs):
+            if a.kind is not LockKind.EXISTENCE or a.path is None:
+                continue
+            key = a.path.key()
+            a.released = key in removed_keys
+            a.release_on_every_exit = True
+            if a.released:
+                a.release_on_every_exit = self._released_on_exit(i, key)
+            if self.facts.init_script and a.busy is None and "pid" in key.lower():
+                a.service_record = True
+        # hooks
+        for ev in self.traps:
+            if not ev.keys:
+                continue
+            for key in sorted(ev.keys):
+                active = []
+                for i, a in enumerate(acqs):
+                    if a.path is None or a.path.key() != key:
+                        continue
+                    if ev.order < self.acq_order[i] and self._trap_in_effect(ev, self.acq_order[i]):
+                        active.append(i)
+                path = next(
+                    (r.path for r in ev.removals if r.path is not None and r.path.key() == key),
+                    None,
+                )
+                self.facts.hooks.append(ReleaseHook(path, ev.span, "trap", tuple(active)))
+        self.facts.backgrounds.extend(self.pending_bg)
+
+    def _trap_in_effect(self, ev: TrapEvent, order: int) -> bool:
+        for other in self.traps:
+            if other is ev:
+                continue
+            if (
+                ev.order < other.order < order
+                and other.exit_trap == ev.exit_trap
+                and other.exit_trap
+            ):
+                if not (ev.keys & other.keys):
+                    return False
+        return True
+
+    def _released_on_exit(self, idx: int, key: str) -> bool:
+        order = self.acq_order[idx]
+        exits = [t for t in self.traps if t.exit_trap]
+        for t in exits:
+            if key not in t.keys:
+                continue
+            # in effect at or after the acquire, and not dropped later without a release first
+            if t.order > order or self._trap_in_effect(t, order):
+                dropped = False
+                for t2 in exits:
+                    if t2.order > max(t.order, order) and key not in t2.keys:
+                        released_before = any(
+                            t.order < o < t2.order and k == key for o, k in self.direct_removals
+                        )
+                        if not released_before:
+                            dropped = True
+                if not dropped:
+                    return True
+        return False
+
+
+def parse(path: str, text: str) -> FileFacts:
+    try:
+        return _Analyzer(path, text).run()
+    except RecursionError:
+        facts = FileFacts(path=path, language="shell", text=text)
+        facts.parse_errors.append(
+            ParseError(Span(1, 1, 1, 1, 0, 0), "the file is nested too deeply to analyse")
+        )
+        return facts
+    except Exception as exc:  # noqa: BLE001 - no exception may escape a frontend
+        facts = FileFacts(path=path, language="shell", text=text)
+        msg = f"internal error while reading the file as shell: {type(exc).__name__}: {exc}".splitlines()[
+            0
+        ]
+        facts.parse_errors.append(ParseError(Span(1, 1, 1, 1, 0, 0), msg[:200]))
+        return facts
