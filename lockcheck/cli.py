@@ -185,6 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err("")
         return 130
+    except Exception as exc:  # a bug must not end in a bare traceback for the user
+        if os.environ.get("LOCKCHECK_DEBUG"):
+            raise
+        error_line(
+            f"internal error: {type(exc).__name__}: {exc} (set LOCKCHECK_DEBUG=1 for a traceback)"
+        )
+        return 2
     except BrokenPipeError:
         try:
             sys.stdout = None  # type: ignore[assignment]
@@ -526,7 +533,7 @@ def cmd_scan(args) -> int:
     elif not args.silent:
         out(report)
 
-    if checked == 0 and not status_error and not (args.quiet or args.silent):
+    if not targets and not args.diff_base and not status_error and not args.silent:
         warning_line("no shell or Python files found under the given path(s)")
 
     if status_error:

@@ -34,6 +34,8 @@ class Target:
 
 def read_head(path: str) -> bytes:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
+            return b""
         with open(path, "rb") as fh:
             return fh.read(HEAD_BYTES)
     except OSError:

@@ -8,6 +8,7 @@ only when a file of their language is analysed, so a shell-only run never import
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -77,6 +78,9 @@ def check_target(target: Target) -> FileResult:
     """Read and analyse one file; never raises for bad input."""
     res = FileResult(target.path, target.display, target.language)
     try:
+        if not stat.S_ISREG(os.stat(target.path).st_mode):  # a FIFO would block the run
+            res.error = f"{target.display}: not a regular file"
+            return res
         with open(target.path, "rb") as fh:
             data = fh.read()
     except FileNotFoundError:

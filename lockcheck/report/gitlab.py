@@ -12,7 +12,9 @@ SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
 
 
 def render(findings: list[Finding], ctx: ReportContext) -> str:
-    keys = stable_keys(findings, lambda f: ctx.line(f.path, f.span.line), ctx.relpath)
+    keys = stable_keys(
+        findings, lambda f: ctx.line(f.path, f.span.line), lambda f: ctx.relpath(f.path)
+    )
     out = []
     for f, key in zip(findings, keys, strict=True):
         out.append(

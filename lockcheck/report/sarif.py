@@ -99,7 +99,9 @@ def _root_uri(root: str) -> str:
 def render(findings: list[Finding], ctx: ReportContext) -> str:
     rules = _rules(ctx)
     index = {r["id"]: i for i, r in enumerate(rules)}
-    keys = stable_keys(findings, lambda f: ctx.line(f.path, f.span.line), ctx.relpath)
+    keys = stable_keys(
+        findings, lambda f: ctx.line(f.path, f.span.line), lambda f: ctx.relpath(f.path)
+    )
     results = []
     for f, key in zip(findings, keys, strict=True):
         uri = ctx.relpath(f.path)
