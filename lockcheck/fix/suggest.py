@@ -89,10 +89,18 @@ def _ok_span(text: str, span) -> bool:
     return span is not None and 0 <= span.start < span.end <= len(text)
 
 
+_REDIRS = re.compile(
+    r"""(?:[ \t]*[0-9]*(?:>>|>\||&>|>&|<>|<|>)[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s;&|]+))+"""
+)
+
+
 def delete_statement(text: str, start: int, end: int) -> Edit | None:
     """An edit removing the statement ``text[start:end]`` and its separator: the whole line
     when it stands alone, else the ``;``/``&&`` joining it to its neighbour."""
     ls, le = line_start(text, start), line_end(text, end)
+    m = _REDIRS.match(text, end, le)
+    if m:  # the command's own redirections (echo $$ > "$PIDFILE") go with it
+        end = m.end()
     before, after = text[ls:start], text[end:le]
     after_s = after.strip()
     if not before.strip() and after_s in ("", ";"):
