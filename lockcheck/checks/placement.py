@@ -68,9 +68,8 @@ def predictable_lock_in_shared_tmp(ctx: Context):
                 continue
         if acq.truncating:
             harm = (
-                "the open truncates and follows symlinks, so another local user can plant a "
-                "link there that makes this job clobber a file of theirs choosing, or pre-create "
-                "the name to block every run"
+                "the open truncates and follows symlinks, so another user can plant a link "
+                "that makes this job clobber a file, or pre-create the name to block every run"
             )
             todo = "open without truncating or following links"
         else:
