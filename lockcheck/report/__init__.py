@@ -118,6 +118,11 @@ class ReportContext:
         return self.unsafe_fixes and fix.applicability is Applicability.UNSAFE
 
 
+def one_line(text: str) -> str:
+    """A message for a line-oriented format: line breaks become spaces."""
+    return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
+
+
 def fix_of(finding: Finding) -> Fix | None:
     """The fix, else the shown-only suggestion."""
     return finding.fix or finding.suggestion

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from ..model import Finding
-from . import ReportContext, fix_of
+from . import ReportContext, fix_of, one_line
 
 TAB = 4
 
@@ -63,7 +63,7 @@ def header(f: Finding, s: Style, ctx: ReportContext) -> str:
         code = s.cyan(f.code)
     return (
         f"{s.bold(f.path)}{s.cyan(':')}{f.span.line}{s.cyan(':')}{f.span.col}{s.cyan(':')} "
-        f"{code}{s.red(mark) if mark else ''} {f.message}"
+        f"{code}{s.red(mark) if mark else ''} {one_line(f.message)}"
     )
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..model import Finding
-from . import ReportContext
+from . import ReportContext, one_line
 
 
 def render(findings: list[Finding], ctx: ReportContext) -> str:
-    return "".join(f"{f.path}:{f.span.line}: [{f.code}] {f.message}\n" for f in findings)
+    return "".join(f"{f.path}:{f.span.line}: [{f.code}] {one_line(f.message)}\n" for f in findings)
