@@ -547,15 +547,23 @@ class _Python:
         open_line = f"{ind}lock_fd = os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600){self.nl}"
         edits.append(_E(ls, ls, open_line))
         busy = acq.busy
+        modules = ["fcntl", "os"]
         if busy is not None and busy.status_fix is not None:
             edits.extend(busy.status_fix.render(code=self.code))
+        if busy is not None and not busy.durable and _ok_span(text, busy.span):
+            bl = line_start(text, busy.span.start)
+            if not text[bl : busy.span.start].strip():
+                bind = indent_at(text, busy.span.start)
+                rec = f'{bind}syslog.syslog(syslog.LOG_NOTICE, "lock busy, run skipped"){self.nl}'
+                edits.append(_E(bl, bl, rec))
+                modules.append("syslog")
         for rm in self.facts.removals:
             if not same_path(rm.path, acq.path) or rm.stale_guard or not _ok_span(text, rm.span):
                 continue
             d = self._drop_stmt(rm.span.start)
             if d is not None:
                 edits.append(d)
-        imp = _import_edit(text, self.tree, ["fcntl", "os"])
+        imp = _import_edit(text, self.tree, modules)
         if imp is not None:
             edits.append(_E(imp.start, imp.end, imp.content))
         edits = _dedupe(edits)
