@@ -185,6 +185,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err("")
         return 130
+    except BrokenPipeError:  # `lockcheck ... | head`: stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
     except Exception as exc:  # a bug must not end in a bare traceback for the user
         if os.environ.get("LOCKCHECK_DEBUG"):
             raise
@@ -192,11 +199,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal error: {type(exc).__name__}: {exc} (set LOCKCHECK_DEBUG=1 for a traceback)"
         )
         return 2
-    except BrokenPipeError:
-        try:
-            sys.stdout = None  # type: ignore[assignment]
-        finally:
-            return 1  # noqa: B012
 
 
 # --------------------------------------------------------------------------- rule, init
@@ -325,8 +327,10 @@ def _use_color(args, fmt: str) -> bool:
 
 
 def _load_fix_module():
+    import importlib
+
     try:
-        from .fix import apply
+        apply = importlib.import_module(f"{__package__}.fix.apply")
     except ImportError as exc:
         raise UsageError(
             f"fixes are not available in this build (lockcheck.fix.apply: {exc})"
@@ -521,7 +525,10 @@ def cmd_scan(args) -> int:
         report = render(fmt, findings, ctx)
     if fmt in HUMAN_FORMATS:
         if args.show_fixes:
-            report += _show_fixes(findings, fixed, ctx)
+            section = _show_fixes(findings, fixed, ctx)
+            if section and report and not report.endswith("\n\n"):
+                report += "\n"
+            report += section
         if not args.quiet and not args.silent:
             report += _summary(findings, fixed, ctx, args, checked)
     if args.output_file:
@@ -602,9 +609,7 @@ def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
                         d = ""
                     lines.extend("    " + ln for ln in d.splitlines())
         lines.append("")
-    if not lines:
-        return ""
-    return "\n" + "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def _summary(findings, fixed, ctx: ReportContext, args, checked: int) -> str:
@@ -617,22 +622,21 @@ def _summary(findings, fixed, ctx: ReportContext, args, checked: int) -> str:
         lines.append(f"Found {_plural(n + k, 'error')} ({k} fixed, {n} remaining).")
     else:
         lines.append(f"Found {_plural(n, 'error')}.")
-    if not args.fix:
-        fixable = sum(1 for f in findings if ctx.applicable(f))
-        hidden = 0
-        if not args.unsafe_fixes:
-            hidden = sum(
-                1
-                for f in findings
-                if f.fix is not None and f.fix.edits and f.fix.applicability.value == "unsafe"
-            )
-        hint = ""
-        if hidden:
-            fixes = "fix" if hidden == 1 else "fixes"
-            hint = f"{hidden} hidden {fixes} can be enabled with the --unsafe-fixes option"
-        if fixable:
-            line = f"[*] {fixable} fixable with the --fix option"
-            lines.append(f"{line} ({hint})." if hint else f"{line}.")
-        elif hint:
-            lines.append(f"No fixes available ({hint}).")
+    fixable = 0 if args.fix else sum(1 for f in findings if ctx.applicable(f))
+    hidden = 0
+    if not args.unsafe_fixes:
+        hidden = sum(
+            1
+            for f in findings
+            if f.fix is not None and f.fix.edits and f.fix.applicability.value == "unsafe"
+        )
+    hint = ""
+    if hidden:
+        fixes = "fix" if hidden == 1 else "fixes"
+        hint = f"{hidden} hidden {fixes} can be enabled with the --unsafe-fixes option"
+    if fixable:
+        line = f"[*] {fixable} fixable with the --fix option"
+        lines.append(f"{line} ({hint})." if hint else f"{line}.")
+    elif hint:
+        lines.append(f"No fixes available ({hint}).")
     return "\n".join(lines) + "\n"
