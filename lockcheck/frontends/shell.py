@@ -174,6 +174,7 @@ class _Analyzer:
         self.in_trap = False
         self.inode_recheck = False
         self.flock_close: set[int] = set()
+        self.weak: set[int] = set()
         self.cte_acqs: list[int] = []
         self.called_uncond: set[str] = set()
         self.trap_keys: set[str] = set()
@@ -1089,9 +1090,7 @@ class _Analyzer:
             self.trap_(cmd, args, pos)
             return
         if name == "wait":
-            self.pending_bg = [b for b in self.pending_bg if False]
-            self.facts.backgrounds.extend([])
-            self.waited = True
+            self.pending_bg = []
             return
         if name == "disown":
             self.background_at(cmd, "disown")
@@ -1581,6 +1580,13 @@ class _Analyzer:
     ) -> int | None:
         acq = Acquire(LockKind.EXISTENCE, mechanism, path, self.span(cmd))
         acq.busy = self.busy_of(pos, cmd, fail_status)
+        br = pos.on_fail
+        strong = pos.retry or (
+            br is not None
+            and not br.fallthrough
+            and (acq.busy is None or acq.busy.ends_run or self._branch_exits(br))
+        )
+        weak = not strong and mechanism in ("mkdir", "ln", "noclobber >")
         if (
             self.facts.init_script
             and LOCK_WORDS.search(path.render())
@@ -1588,6 +1594,8 @@ class _Analyzer:
         ):
             acq.service_record = True
         idx = self.add_acquire(acq)
+        if idx is not None and weak:
+            self.weak.add(idx)
         if idx is not None:
             self.held.append(idx)
         return idx
@@ -1962,6 +1970,8 @@ class _Analyzer:
             is_glob=is_glob,
             drop_fix=None if overwrite else drop,
         )
+        if self.in_trap:
+            self.trap_keys.add(key)
         dk = ("rm", cmd.start_byte, key, via, self.offmap is not None)
         if not self._dedupe(dk):
             return
@@ -1971,7 +1981,13 @@ class _Analyzer:
         else:
             self.direct_removals.append((self.order, key))
             # an existence lock released: background children after this are fine
-            self.held = [i for i in self.held if self.acq_keys[i] != key]
+            released = {i for i in self.held if self.acq_keys[i] == key}
+            if released:
+                self.held = [i for i in self.held if i not in released]
+                keep = []
+                for b in self.pending_bg:
+                    (self.facts.backgrounds if b.lock in released else keep).append(b)
+                self.pending_bg = keep
 
     def drop_fix(self, cmd, operand, nops: int) -> FixTemplate | None:
         if nops > 1 and operand is not None:
@@ -2343,6 +2359,7 @@ class _Analyzer:
         self.in_trap = True
         self.stale = None
         removals_before = len(self.facts.removals)
+        self._trap_only_removal = False
         try:
             self.walk_trap_body(action, cmd, is_exit)
         finally:
@@ -2350,6 +2367,12 @@ class _Analyzer:
         keys = set(self.trap_keys)
         ev = TrapEvent(self.order, is_exit, keys, cmd, self.span(cmd))
         ev.removals = self.facts.removals[removals_before:]
+        if self._trap_only_removal and len(ev.removals) == 1:
+            whole = self.drop_fix(cmd, None, 1)
+            if whole is not None:
+                ev.removals[0].drop_fix = FixTemplate(
+                    "drop the trap that removes the lock file", whole.edits
+                )
         ev.in_busy = self._acquires_in_pos_busy(pos)
         self.traps.append(ev)
 
@@ -2431,8 +2454,17 @@ class _Analyzer:
         self._trap_remove_fixes(tree, action, cmd, stmts)
 
     def _trap_remove_fixes(self, tree, action, cmd, stmts) -> None:
-        """Inside a trap string, dropping only the rm part; the whole trap if nothing is left."""
-        return
+        """A trap whose whole string is one removal of one path: the fix drops the trap."""
+        if len(stmts) != 1:
+            return
+        node = stmts[0][0]
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type != "command":
+            return
+        name, args, _ = self.unwrap(node)
+        ops = [a for a in args if not _txt(a).startswith("-")]
+        self._trap_only_removal = name in REMOVERS and len(ops) == 1
 
     def status_override(self, stmts) -> None:
         if not stmts:
@@ -2479,6 +2511,10 @@ class _Analyzer:
         # check-then-create: not for pre-created flock files nor never-removed markers
         keep = []
         for i, a in enumerate(acqs):
+            if i in self.weak:
+                k = a.path.key() if a.path else ""
+                if k not in removed_keys and not LOCK_WORDS.search(k.rsplit("/", 1)[-1]):
+                    continue
             if a.check_then_create:
                 k = a.path.key() if a.path else ""
                 if k in flocked or k not in removed_keys:
@@ -2489,12 +2525,13 @@ class _Analyzer:
             self.facts.acquires = [acqs[i] for i in keep]
             self.acq_order = [self.acq_order[i] for i in keep]
             self.acq_keys = [self.acq_keys[i] for i in keep]
-            bgs = []
-            for b in self.pending_bg:
-                if b.lock in remap:
-                    b.lock = remap[b.lock]
-                    bgs.append(b)
-            self.pending_bg = bgs
+            for lst in (self.pending_bg, self.facts.backgrounds):
+                bgs = []
+                for b in lst:
+                    if b.lock in remap:
+                        b.lock = remap[b.lock]
+                        bgs.append(b)
+                lst[:] = bgs
             acqs = self.facts.acquires
         # releases
         for i, a in enumerate(acqs):

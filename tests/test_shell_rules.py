@@ -1,0 +1,964 @@
+"""Shell frontend: every rule through ``analyze_text`` on realistic scripts (code and line)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from lockcheck.engine import analyze_text
+
+
+def run(src: str, path: str = "job.sh"):
+    text = textwrap.dedent(src).lstrip("\n")
+    facts, findings = analyze_text(path, text, "shell")
+    return facts, findings
+
+
+def hits(src: str, path: str = "job.sh") -> set[tuple[str, int]]:
+    return {(f.code, f.span.line) for f in run(src, path)[1]}
+
+
+def codes(src: str, path: str = "job.sh") -> set[str]:
+    return {c for c, _ in hits(src, path)}
+
+
+# ----------------------------------------------------------------------------- reference
+
+
+REFERENCE = """
+    #!/bin/bash
+    # nightly backup: the reference single-instance pattern
+    set -euo pipefail
+    RUN_DIR="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/backup"
+    LOCK_FILE="$RUN_DIR/backup.lock"
+    LEDGER="$HOME/.local/state/backup/ledger.log"
+    log() { printf '%s %s\\n' "$(date -Is)" "$*" >> "$LEDGER"; }
+    mkdir -p "$RUN_DIR"
+    exec 9<>"$LOCK_FILE"
+    flock -n 9 || { log "skipped: previous run still holds the lock"; exit 75; }
+    sources=(/etc /home/data)
+    for src in "${sources[@]}"; do
+      rsync -a --delete "$src" /srv/backup/
+    done
+    cat <<EOF >> "$LEDGER"
+    done: $(date -Is)
+    EOF
+"""
+
+
+def test_reference_pattern_is_clean():
+    facts, findings = run(REFERENCE)
+    assert findings == []
+    assert len(facts.acquires) == 1
+    acq = facts.acquires[0]
+    assert acq.kind.value == "flock" and not acq.truncating
+    assert acq.busy is not None and acq.busy.status == 75 and acq.busy.durable
+    assert acq.path.parts[0].value == "XDG_RUNTIME_DIR"
+    assert facts.removals == []
+
+
+# ----------------------------------------------------------------------------- LCK101 / 102
+
+
+@pytest.mark.parametrize(
+    "snippet, line",
+    [
+        ('if mkdir "$LOCK" 2>/dev/null; then\n  work\n  rmdir "$LOCK"\nelse\n  exit 1\nfi\n', 3),
+        ('mkdir "$LOCK" || exit 1\ntrap \'rmdir "$LOCK"\' EXIT\nwork\n', 3),
+        ('mkdir "$LOCK" && {\n  trap \'rmdir "$LOCK"\' EXIT\n  work\n}\n', 3),
+        ('mkdir "$LOCK" 2>/dev/null\nif [ $? -ne 0 ]; then\n  exit 2\nfi\n', 3),
+        (
+            'while ! mkdir "$LOCK" 2>/dev/null; do\n  sleep 5\ndone\ntrap \'rmdir "$LOCK"\' EXIT\n',
+            3,
+        ),
+        ('set -C\nif ! : > "$LOCK"; then exit 1; fi\ntrap \'rm -f "$LOCK"\' EXIT\n', 4),
+        ('set -o noclobber\necho $$ > "$LOCK" || exit 1\n', 4),
+        ('ln -s "$$" "$LOCK" 2>/dev/null || exit 1\n', 3),
+        ('lockfile -r 0 "$LOCK" || exit 1\n', 3),
+        ('dotlockfile -p "$LOCK" || exit 1\n', 3),
+    ],
+)
+def test_existence_lock_shapes(snippet, line):
+    src = '#!/bin/bash\nLOCK="$HOME/.cache/job.lock"\n' + snippet
+    assert ("LCK101", line) in hits(src)
+
+
+def test_existence_lock_in_synced_folder_is_lck102_not_101():
+    src = """
+        #!/bin/bash
+        SHARE="$HOME/Dropbox/jobs"
+        if ! mkdir "$SHARE/sync.lock" 2>/dev/null; then
+          echo "busy" >> "$HOME/job.log"
+          exit 75
+        fi
+        trap 'rmdir "$SHARE/sync.lock"' EXIT
+    """
+    h = hits(src)
+    assert ("LCK102", 3) in h
+    assert not any(c == "LCK101" for c, _ in h)
+
+
+def test_synced_variable_name_is_lck102():
+    src = """
+        #!/bin/sh
+        mkdir "$NAS_MOUNT/job.lock" || exit 75
+        trap 'rmdir "$NAS_MOUNT/job.lock"' EXIT
+    """
+    assert ("LCK102", 2) in hits(src)
+
+
+def test_default_expansion_resolves_synced_default():
+    src = """
+        #!/bin/bash
+        LOCKDIR=${LOCKDIR:-$HOME/OneDrive/locks}
+        mkdir "$LOCKDIR/job.lock" 2>/dev/null || exit 75
+        trap 'rmdir "$LOCKDIR/job.lock"' EXIT
+    """
+    assert ("LCK102", 3) in hits(src)
+
+
+def test_mkdir_p_and_plain_mkdir_are_not_locks():
+    src = """
+        #!/bin/bash
+        set -e
+        mkdir -p "$HOME/.cache/job"
+        mkdir "$HOME/.cache/job/out-$(date +%F)"
+        mkdir /srv/data/new || true
+        cp a b
+    """
+    facts, findings = run(src)
+    assert findings == []
+    assert not facts.acquires
+
+
+def test_plain_mkdir_under_set_e_is_a_lock_when_removed_on_exit():
+    src = """
+        #!/bin/bash
+        set -e
+        mkdir /srv/jobs/run.d
+        trap 'rmdir /srv/jobs/run.d' EXIT
+        work
+    """
+    assert ("LCK101", 3) in hits(src)
+
+
+def test_commented_out_and_heredoc_code_is_not_analysed():
+    src = """
+        #!/bin/bash
+        # mkdir /tmp/old.lock || exit 0
+        cat > /etc/cron.d/job <<'EOF'
+        mkdir /tmp/cron.lock || exit 0
+        rm -f /tmp/*.lock
+        EOF
+        echo 'flock -n /tmp/x.lock cmd'
+    """
+    assert hits(src) == set()
+
+
+def test_lockfile_with_age_breaks_locks():
+    src = """
+        #!/bin/sh
+        lockfile -l 600 -r 2 /var/lock/fetch.lock || exit 1
+        trap 'rm -f /var/lock/fetch.lock' EXIT
+        fetchmail
+    """
+    h = hits(src)
+    assert ("LCK101", 2) in h and ("LCK106", 2) in h
+
+
+# ----------------------------------------------------------------------------- LCK103
+
+
+def test_check_then_create_pid_file():
+    src = """
+        #!/bin/bash
+        PIDFILE="$HOME/.run/job.pid"
+        if [ -e "$PIDFILE" ]; then
+          echo "already running" >&2
+          exit 1
+        fi
+        echo $$ > "$PIDFILE"
+        trap 'rm -f "$PIDFILE"' EXIT
+        work
+    """
+    h = hits(src)
+    assert ("LCK103", 7) in h
+    assert not any(c == "LCK101" for c, _ in h)
+
+
+def test_check_then_create_double_bracket_and_touch():
+    src = """
+        #!/bin/bash
+        L=/srv/app/cron.lock
+        [[ -f $L ]] && exit 0
+        touch "$L"
+        do_work
+        rm -f "$L"
+    """
+    h = hits(src)
+    assert ("LCK103", 4) in h
+    assert ("LCK401", 3) in h
+    assert ("LCK202", 4) in h
+
+
+def test_precreated_flock_file_and_run_once_marker_are_not_lck103():
+    src = """
+        #!/bin/bash
+        L="$XDG_RUNTIME_DIR/job.lock"
+        [ -e "$L" ] || touch "$L"
+        exec 9<"$L"
+        flock -n 9 || exit 75
+        MARK="$HOME/.setup-done"
+        if [ -f "$MARK" ]; then
+          exit 0
+        fi
+        initial_setup
+        touch "$MARK"
+    """
+    assert not any(c in ("LCK103", "LCK101", "LCK202") for c, _ in hits(src))
+
+
+# ----------------------------------------------------------------------------- LCK104
+
+
+def test_flock_on_synced_path():
+    src = """
+        #!/bin/bash
+        exec 8>"$HOME/Dropbox/tasks/run.lock"
+        flock -n 8 || exit 75
+    """
+    assert ("LCK104", 2) in hits(src)
+
+
+def test_flock_command_form_on_wsl_drive():
+    src = """
+        #!/bin/bash
+        flock -n -E 75 /mnt/c/Users/me/job.lock ./job.sh
+    """
+    assert ("LCK104", 2) in hits(src)
+
+
+# ----------------------------------------------------------------------------- LCK105 / 106 / 108
+
+
+def test_pid_liveness_and_stale_breaker():
+    src = """
+        #!/bin/bash
+        LOCK=/var/lib/job/job.pid
+        if [ -f "$LOCK" ]; then
+          pid=$(cat "$LOCK")
+          if kill -0 "$pid" 2>/dev/null; then
+            echo "running as $pid"
+            exit 1
+          fi
+          rm -f "$LOCK"
+        fi
+        echo $$ > "$LOCK"
+        trap 'rm -f "$LOCK"' EXIT
+    """
+    h = hits(src)
+    assert ("LCK105", 5) in h
+    assert ("LCK106", 9) in h
+    assert ("LCK103", 11) in h
+
+
+def test_liveness_forms():
+    src = """
+        #!/bin/bash
+        F=/var/lib/job/pid
+        read -r pid < "$F"
+        if ps -p "$pid" > /dev/null; then exit 1; fi
+        if [ -d "/proc/$pid" ]; then exit 1; fi
+        kill -0 "$(cat "$F")" 2>/dev/null && exit 1
+        pgrep -F "$F" >/dev/null && exit 1
+        echo $$ > "$F"
+    """
+    h = hits(src)
+    for line in (4, 5, 6, 7):
+        assert ("LCK105", line) in h
+
+
+def test_dead_holder_overwrite_and_removal_in_list():
+    src = """
+        #!/bin/bash
+        P=/var/run/sync.pid
+        pid=$(<"$P")
+        kill -0 "$pid" 2>/dev/null || rm -f "$P"
+        if ! kill -0 "$pid" 2>/dev/null; then
+          echo $$ > "$P"
+        fi
+    """
+    h = hits(src)
+    assert ("LCK106", 4) in h
+    assert ("LCK106", 6) in h
+
+
+def test_age_breakers():
+    src = """
+        #!/bin/bash
+        L=/srv/locks/import.lock
+        find "$L" -mmin +60 -delete
+        if [ $(( $(date +%s) - $(stat -c %Y "$L") )) -gt 3600 ]; then
+          rm -f "$L"
+        fi
+        mkdir "$L" || exit 75
+        trap 'rmdir "$L"' EXIT
+    """
+    h = hits(src)
+    assert ("LCK106", 3) in h and ("LCK106", 5) in h
+
+
+def test_status_check_that_only_reports_is_not_lck105():
+    src = """
+        #!/bin/bash
+        PIDFILE=/var/run/app.pid
+        if kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
+          echo "app is running"
+        else
+          echo "app is stopped"
+        fi
+    """
+    assert hits(src) == set()
+
+
+def test_kill_stored_pid():
+    src = """
+        #!/bin/bash
+        PIDFILE=/var/run/worker.pid
+        kill "$(cat "$PIDFILE")"
+        pid=$(cat "$PIDFILE")
+        kill -9 $pid
+        kill -s HUP "$pid"
+        pkill -F "$PIDFILE"
+        kill -0 "$pid" && echo alive
+        kill %1
+    """
+    h = hits(src)
+    assert {l for c, l in h if c == "LCK108"} == {3, 5, 6, 7}
+
+
+# ----------------------------------------------------------------------------- LCK107
+
+
+def test_foreign_lock_removal():
+    src = """
+        #!/bin/bash
+        rm -f /tmp/*.lock
+        rm -f /var/lock/other-job.lock
+        rm -f package-lock.json yarn.lock
+        rm -f .git/index.lock
+        rm -f /tmp/report.txt
+    """
+    h = hits(src)
+    assert ("LCK107", 2) in h and ("LCK107", 3) in h
+    assert not any(c == "LCK107" and l > 3 for c, l in h)
+
+
+def test_removal_of_own_lock_is_not_foreign():
+    src = """
+        #!/bin/bash
+        if [ "$1" = "--reset" ]; then
+          rm -f /var/lock/mine.lock
+        fi
+        echo $$ > /var/lock/mine.pid
+        rm -f /var/lock/mine.pid
+    """
+    assert not any(c == "LCK107" for c, _ in hits(src))
+
+
+# ----------------------------------------------------------------------------- LCK201
+
+
+def test_flock_file_removed_in_trap_with_fix():
+    src = """
+        #!/bin/bash
+        LOCK=/var/lock/mirror.lock
+        exec 9>"$LOCK"
+        trap 'rm -f "$LOCK"' EXIT
+        flock -n 9 || exit 75
+        rsync -a src/ dst/
+    """
+    facts, findings = run(src)
+    f = [x for x in findings if x.code == "LCK201"]
+    assert [x.span.line for x in f] == [4]
+    text = facts.text
+    for e in sorted(f[0].fix.edits, key=lambda e: -e.start):
+        text = text[: e.start] + e.content + text[e.end :]
+    assert "trap" not in text and "flock -n 9" in text
+
+
+def test_flock_file_removed_keeps_rest_of_trap():
+    src = """
+        #!/bin/bash
+        exec 9>/var/lock/sync.lock
+        flock -n 9 || exit 75
+        trap 'rm -f /var/lock/sync.lock; rm -rf "$WORK"' EXIT
+    """
+    facts, findings = run(src)
+    f = [x for x in findings if x.code == "LCK201"]
+    assert [x.span.line for x in f] == [4]
+    text = facts.text
+    for e in sorted(f[0].fix.edits, key=lambda e: -e.start):
+        text = text[: e.start] + e.content + text[e.end :]
+    assert "trap 'rm -rf \"$WORK\"' EXIT" in text
+
+
+def test_flock_file_removed_directly_and_via_function():
+    src = """
+        #!/bin/bash
+        LOCK="$XDG_RUNTIME_DIR/x.lock"
+        cleanup() {
+          rm -f "$LOCK"
+        }
+        trap cleanup EXIT
+        (
+          flock -n 9 || exit 75
+          work
+        ) 9>"$LOCK"
+        rm "$LOCK"
+    """
+    h = hits(src)
+    assert ("LCK201", 4) in h and ("LCK201", 11) in h
+
+
+def test_inode_recheck_protocol_is_not_lck201():
+    src = """
+        #!/bin/bash
+        L="$XDG_RUNTIME_DIR/q.lock"
+        while :; do
+          exec 9>>"$L"
+          flock 9
+          if [ "$(stat -c %i "$L" 2>/dev/null)" = "$(stat -L -c %i /proc/$$/fd/9)" ]; then
+            break
+          fi
+          exec 9>&-
+        done
+        work
+        rm -f "$L"
+    """
+    assert not any(c == "LCK201" for c, _ in hits(src))
+
+
+# ----------------------------------------------------------------------------- LCK202 / 203
+
+
+def test_release_not_on_every_exit():
+    src = """
+        #!/bin/bash
+        LOCK=/srv/app/run.lock
+        mkdir "$LOCK" || exit 75
+        work
+        rmdir "$LOCK"
+    """
+    assert ("LCK202", 3) in hits(src)
+
+
+def test_trap_replaced_later_drops_release():
+    src = """
+        #!/bin/bash
+        LOCK=/srv/app/run.lock
+        mkdir "$LOCK" || exit 75
+        trap 'rmdir "$LOCK"' EXIT
+        work
+        trap 'echo done' EXIT
+    """
+    assert ("LCK202", 3) in hits(src)
+
+
+def test_trap_exit_release_is_fine():
+    src = """
+        #!/bin/bash
+        LOCK=/srv/app/run.lock
+        mkdir "$LOCK" || exit 75
+        trap 'rmdir "$LOCK"' EXIT INT TERM
+        work
+    """
+    assert not any(c in ("LCK202", "LCK203") for c, _ in hits(src))
+
+
+def test_release_before_acquire():
+    src = """
+        #!/bin/bash
+        LOCK=/srv/app/run.lock
+        trap 'rmdir "$LOCK"' EXIT
+        if ! mkdir "$LOCK" 2>/dev/null; then
+          echo "busy" >> /var/log/app.log
+          exit 75
+        fi
+        work
+    """
+    assert ("LCK203", 3) in hits(src)
+
+
+def test_acquire_in_function_judged_at_caller():
+    src = """
+        #!/bin/bash
+        LOCK="$HOME/.cache/app.lock"
+        take_lock() {
+          mkdir "$LOCK" 2>/dev/null || return 1
+          trap 'rmdir "$LOCK"' EXIT
+        }
+        take_lock || { logger -t app busy; exit 75; }
+        work
+    """
+    h = hits(src)
+    assert ("LCK101", 4) in h
+    assert not any(c in ("LCK202", "LCK203", "LCK401") for c, _ in h)
+
+
+# ----------------------------------------------------------------------------- LCK301
+
+
+def test_fixed_probe_names_and_fix():
+    src = """
+        #!/bin/bash
+        DIR=/srv/shared
+        if mkdir "$DIR/.probe" 2>/dev/null; then rmdir "$DIR/.probe"; fi
+        : > "$DIR/.w" && rm -f "$DIR/.w"
+        touch "$DIR/.t"; rm "$DIR/.t"
+        mkdir "$DIR/.p.$$" && rmdir "$DIR/.p.$$"
+    """
+    facts, findings = run(src)
+    lines = sorted(f.span.line for f in findings if f.code == "LCK301")
+    assert lines == [3, 4, 5]
+    assert not any(f.code in ("LCK101", "LCK107") for f in findings)
+    f = next(f for f in findings if f.code == "LCK301" and f.span.line == 3)
+    text = facts.text
+    for e in sorted(f.fix.edits, key=lambda e: -e.start):
+        text = text[: e.start] + e.content + text[e.end :]
+    assert 'mkdir "$DIR/.probe.$$"' in text and 'rmdir "$DIR/.probe.$$"' in text
+
+
+# ----------------------------------------------------------------------------- LCK401 / 402
+
+
+@pytest.mark.parametrize(
+    "snippet, line",
+    [
+        ("flock -n 9 || exit 0\n", 4),
+        ("if ! flock -n 9; then\n  echo busy\n  exit\nfi\n", 6),
+        ("flock -n 9 || { echo busy; exit; }\n", 4),
+        ("if flock -n 9; then\n  work\nelse\n  echo busy\nfi\n", 7),
+        ("flock -n 9\nif [ $? -ne 0 ]; then\n  echo busy\n  exit 0\nfi\n", 7),
+        ('flock -n 9\nrc=$?\nif [ "$rc" != 0 ]; then exit 0; fi\n', 6),
+    ],
+)
+def test_silent_skip_shapes(snippet, line):
+    src = '#!/bin/bash\nLOCK="$XDG_RUNTIME_DIR/j.lock"\nexec 9<>"$LOCK"\n' + snippet
+    assert ("LCK401", line) in hits(src)
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "flock -n 9 || exit 75\n",
+        "flock -n 9 || exit 1\n",
+        "flock -n 9 || exit\n",
+        "flock -n 9 || { echo busy; exit 75; }\n",
+        "while ! flock -n 9; do sleep 10; done\n",
+        'flock -n 9 || { echo busy >> "$HOME/skips.log"; exit 0; }\n',
+    ],
+)
+def test_not_silent_skip(snippet):
+    src = '#!/bin/bash\nLOCK="$XDG_RUNTIME_DIR/j.lock"\nexec 9<>"$LOCK"\n' + snippet
+    assert not any(c == "LCK401" for c, _ in hits(src))
+
+
+def test_bare_exit_status_follows_last_command():
+    facts, _ = run(
+        """
+        #!/bin/bash
+        mkdir /srv/a.lock || exit
+        mkdir /srv/b.lock || { echo busy; exit; }
+        if ! mkdir /srv/c.lock; then exit; fi
+        """
+    )
+    st = {a.path.render(): a.busy.status for a in facts.acquires}
+    assert st == {"/srv/a.lock": 1, "/srv/b.lock": 0, "/srv/c.lock": 0}
+
+
+def test_durable_skip_is_lck402():
+    src = """
+        #!/bin/bash
+        exec >> /var/log/job.log 2>&1
+        exec 9<>"$XDG_RUNTIME_DIR/job.lock"
+        if ! flock -n 9; then
+          echo "$(date) busy, skipping"
+          exit 0
+        fi
+    """
+    h = hits(src)
+    assert ("LCK402", 6) in h and not any(c == "LCK401" for c, _ in h)
+
+
+def test_logger_in_branch_is_durable():
+    src = """
+        #!/bin/bash
+        exec 9<>"$XDG_RUNTIME_DIR/job.lock"
+        flock -n 9 || { logger -t job "busy"; exit 0; }
+    """
+    assert ("LCK402", 3) in hits(src)
+
+
+def test_silent_skip_fix_and_falling_off_the_end():
+    src = """
+        #!/bin/bash
+        exec 9<>"$XDG_RUNTIME_DIR/job.lock"
+        flock -n 9 || exit 0
+    """
+    facts, findings = run(src)
+    f = next(x for x in findings if x.code == "LCK401")
+    assert f.fix is not None and f.fix.edits[0].content == "75"
+    src2 = """
+        #!/bin/bash
+        exec 9<>"$XDG_RUNTIME_DIR/job.lock"
+        if flock -n 9; then
+          work
+        fi
+    """
+    assert ("LCK401", 3) in hits(src2)
+
+
+def test_flock_e0_is_silent_skip_at_flock():
+    src = """
+        #!/bin/bash
+        flock -n -E 0 "$XDG_RUNTIME_DIR/sync.lock" rsync -a a/ b/
+    """
+    facts, findings = run(src)
+    f = [x for x in findings if x.code == "LCK401"]
+    assert [x.span.line for x in f] == [2]
+
+
+def test_function_return_then_caller_exit():
+    src = """
+        #!/bin/bash
+        lock() {
+          exec 9<>"$XDG_RUNTIME_DIR/j.lock"
+          flock -n 9 || return 0
+        }
+        lock
+    """
+    assert ("LCK401", 4) in hits(src)
+
+
+# ----------------------------------------------------------------------------- LCK403
+
+
+def test_flock_command_form_default_code():
+    src = """
+        #!/bin/bash
+        /usr/bin/flock -n "$XDG_RUNTIME_DIR/mirror.lock" rsync -a src/ dst/
+    """
+    facts, findings = run(src)
+    f = [x for x in findings if x.code == "LCK403"]
+    assert [x.span.line for x in f] == [2]
+    text = facts.text
+    for e in f[0].fix.edits:
+        text = text[: e.start] + e.content + text[e.end :]
+    assert "/usr/bin/flock -E 75 -n" in text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'flock -n -E 75 "$L" cmd',
+        'flock -n "$L" cmd || true',
+        'if ! flock -n "$L" cmd; then exit 75; fi',
+        'flock -n "$L" cmd\necho done',
+        'flock "$L" cmd',
+    ],
+)
+def test_flock_command_form_handled(line):
+    src = '#!/bin/bash\nL="$XDG_RUNTIME_DIR/m.lock"\n' + line + "\n"
+    assert not any(c == "LCK403" for c, _ in hits(src))
+
+
+def test_flock_command_form_propagates_under_set_e_and_exec():
+    src = """
+        #!/bin/bash
+        set -e
+        FLOCK="$(command -v flock)"
+        "$FLOCK" -w 10 "$XDG_RUNTIME_DIR/a.lock" make all
+        echo built
+    """
+    assert ("LCK403", 4) in hits(src)
+    src2 = """
+        #!/bin/sh
+        exec flock --nonblock "$XDG_RUNTIME_DIR/b.lock" -c 'make all'
+    """
+    assert ("LCK403", 2) in hits(src2)
+
+
+# ----------------------------------------------------------------------------- LCK404
+
+
+def test_exit_trap_overrides_status():
+    src = """
+        #!/bin/bash
+        cleanup() {
+          rm -rf "$TMP"
+          exit 0
+        }
+        trap cleanup EXIT
+        trap 'rm -f "$XDG_RUNTIME_DIR/x"; exit $?' EXIT
+    """
+    h = hits(src)
+    assert ("LCK404", 4) in h and ("LCK404", 7) in h
+
+
+def test_exit_trap_keeping_status_is_fine():
+    src = """
+        #!/bin/bash
+        cleanup() {
+          rc=$?
+          rm -rf "$TMP"
+          exit "$rc"
+        }
+        trap cleanup EXIT
+        trap 'exit 1' INT
+    """
+    assert not any(c == "LCK404" for c, _ in hits(src))
+
+
+# ----------------------------------------------------------------------------- LCK405
+
+
+def test_background_in_flock_scope():
+    src = """
+        #!/bin/bash
+        exec 9<>"$XDG_RUNTIME_DIR/w.lock"
+        flock -n 9 || exit 75
+        nohup ./long-task > /dev/null 2>&1 &
+        ./helper 9>&- &
+        ./other & disown
+    """
+    h = hits(src)
+    assert ("LCK405", 4) in h and ("LCK405", 6) in h
+    assert ("LCK405", 5) not in h
+
+
+def test_background_not_waited_before_release():
+    src = """
+        #!/bin/bash
+        L=/srv/app/job.lock
+        mkdir "$L" || exit 75
+        trap 'rmdir "$L"' EXIT
+        ./worker &
+        ./fast-step
+    """
+    assert ("LCK405", 5) in hits(src)
+
+
+def test_background_waited_or_before_lock_is_fine():
+    src = """
+        #!/bin/bash
+        ./prefetch &
+        exec 9<>"$XDG_RUNTIME_DIR/w.lock"
+        flock -n 9 || exit 75
+        ./a & ./b &
+        wait
+        setsid -f ./notify 9>&-
+        flock -o 9 ./x
+    """
+    assert not any(c == "LCK405" for c, _ in hits(src))
+
+
+# ----------------------------------------------------------------------------- LCK501 / 502
+
+
+@pytest.mark.parametrize(
+    "decl",
+    [
+        'L="$(dirname "$0")/job.lock"',
+        'L="$(cd "$(dirname "$0")" && pwd)/job.lock"',
+        'L="${BASH_SOURCE%/*}/job.lock"',
+        'L="$(dirname "${BASH_SOURCE[0]}")/job.lock"',
+        'L="$PWD/job.lock"',
+        "L=job.lock",
+        "L=./run.lock",
+    ],
+)
+def test_lock_beside_script(decl):
+    src = f'#!/bin/bash\n{decl}\nexec 9<>"$L"\nflock -n 9 || exit 75\n'
+    assert ("LCK501", 3) in hits(src)
+
+
+def test_locking_the_script_itself_is_not_lck501():
+    src = """
+        #!/bin/bash
+        [ "${FLOCKER:-}" != "$0" ] && exec env FLOCKER="$0" flock -E 75 -en "$0" "$0" "$@" || :
+        work
+    """
+    assert not any(c == "LCK501" for c, _ in hits(src))
+
+
+def test_predictable_lock_in_shared_tmp():
+    src = """
+        #!/bin/bash
+        NAME=$(basename "$0" .sh)
+        exec 9>"/tmp/$NAME.lock"
+        flock -n 9 || exit 75
+    """
+    facts, findings = run(src)
+    f = [x for x in findings if x.code == "LCK502"]
+    assert [x.span.line for x in f] == [3]
+    assert "truncates" in f[0].message
+
+
+def test_shared_tmp_with_private_first_or_unique_is_fine():
+    src = """
+        #!/bin/bash
+        exec 9<>"${XDG_RUNTIME_DIR:-/tmp}/job.lock"
+        flock -n 9 || exit 75
+        exec 8<>"/tmp/job.$$.lock"
+        flock -n 8 || exit 75
+    """
+    assert not any(c == "LCK502" for c, _ in hits(src))
+
+
+def test_predictable_subdir_made_with_mkdir_p():
+    src = """
+        #!/bin/bash
+        mkdir -p /tmp/myjobs
+        exec 9<>/tmp/myjobs/sync.lock
+        flock -n 9 || exit 75
+    """
+    assert ("LCK502", 3) in hits(src)
+
+
+def test_exec_fd_variable_form():
+    src = """
+        #!/bin/bash
+        exec {lockfd}>/var/tmp/report.lock
+        flock -n "$lockfd" || { echo "busy"; exit; }
+    """
+    facts, findings = run(src)
+    h = {(f.code, f.span.line) for f in findings}
+    assert ("LCK502", 2) in h and ("LCK401", 3) in h
+    assert facts.acquires[0].path.render() == "/var/tmp/report.lock"
+
+
+# ----------------------------------------------------------------------------- init scripts
+
+
+INIT = """
+    #!/bin/sh
+    ### BEGIN INIT INFO
+    # Provides:          food
+    # Required-Start:    $remote_fs
+    ### END INIT INFO
+    PIDFILE=/var/run/food.pid
+    DAEMON=/usr/sbin/food
+
+    do_start() {
+      if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
+        echo "food already running"
+        exit 0
+      fi
+      start-stop-daemon --start --background --make-pidfile --pidfile "$PIDFILE" --exec "$DAEMON"
+    }
+
+    do_stop() {
+      kill "$(cat "$PIDFILE")"
+      rm -f "$PIDFILE"
+    }
+
+    case "$1" in
+      start) do_start ;;
+      stop) do_stop ;;
+      status)
+        if kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then echo running; exit 0; else echo stopped; exit 3; fi
+        ;;
+      restart) do_stop; do_start ;;
+      *) echo "Usage: $0 {start|stop|status|restart}"; exit 2 ;;
+    esac
+"""
+
+
+def test_init_script():
+    facts, findings = run(INIT, "food")
+    h = {(f.code, f.span.line) for f in findings}
+    assert facts.init_script
+    assert ("LCK105", 10) in h
+    assert ("LCK108", 18) in h
+    assert not any(c in ("LCK103", "LCK106", "LCK107", "LCK202", "LCK401") for c, _ in h)
+    assert not any(c == "LCK105" and l == 26 for c, l in h)
+
+
+def test_lsb_start_on_running_service_is_lck402():
+    src = """
+        #!/bin/sh
+        LOCK=/var/lock/subsys/myd
+        case "$1" in
+          start)
+            if ! mkdir "$LOCK" 2>/dev/null; then
+              echo "myd is already running"
+              exit 0
+            fi
+            trap 'rmdir "$LOCK"' EXIT
+            /usr/sbin/myd
+            ;;
+          stop) rmdir "$LOCK" ;;
+        esac
+    """
+    h = hits(src)
+    assert ("LCK402", 7) in h and not any(c == "LCK401" for c, _ in h)
+
+
+# ----------------------------------------------------------------------------- parse errors
+
+
+def test_parse_errors_point_at_region_and_keep_other_findings():
+    src = """
+        #!/bin/bash
+        mkdir /srv/x.lock || exit 0
+        if [ -n "$X" ]; then
+          echo "unterminated
+        rm -f /tmp/other.lock
+    """
+    h = hits(src)
+    assert ("LCK000", 4) in h
+    assert ("LCK401", 2) in h
+
+
+def test_unbalanced_if_and_heredoc():
+    assert ("LCK000", 2) in hits("#!/bin/sh\nif true; then\n  echo x\n")
+    assert ("LCK000", 2) in hits("#!/bin/sh\ncat <<EOF\nhello\n")
+
+
+def test_not_shell_at_all():
+    py = "import os\n\nclass A(object):\n    def f(self):\n        return {'a': [1, 2]}\n"
+    assert "LCK000" in codes(py, "tool.sh")
+
+
+def test_exec_read_write_gap_is_not_a_parse_error():
+    src = """
+        #!/bin/bash
+        exec 9<>"$XDG_RUNTIME_DIR/x.lock"
+        flock -n 9 || exit 75
+    """
+    facts, findings = run(src)
+    assert findings == [] and facts.parse_errors == []
+    assert facts.acquires[0].open_span.line == 2 and not facts.acquires[0].truncating
+
+
+def test_lock_command_inside_error_region_is_found():
+    src = "#!/bin/bash\nfoo() { echo ) ; }\nmkdir /srv/j.lock || exit 0\n"
+    assert ("LCK401", 3) in hits(src)
+
+
+# ----------------------------------------------------------------------------- suppressions
+
+
+def test_noqa_and_disable_comments():
+    src = """
+        #!/bin/bash
+        mkdir /srv/a.lock || exit 75  # noqa: LCK101
+        # lockcheck: disable=LCK101
+        mkdir /srv/b.lock || exit 75
+        mkdir /srv/c.lock || exit 75
+    """
+    facts, findings = run(src)
+    assert 2 in facts.comments
+    assert {(f.code, f.span.line) for f in findings if f.code == "LCK101"} == {("LCK101", 5)}
