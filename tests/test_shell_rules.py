@@ -335,7 +335,7 @@ def test_kill_stored_pid():
         kill %1
     """
     h = hits(src)
-    assert {l for c, l in h if c == "LCK108"} == {3, 5, 6, 7}
+    assert {ln for c, ln in h if c == "LCK108"} == {3, 5, 6, 7}
 
 
 # ----------------------------------------------------------------------------- LCK107
@@ -352,7 +352,7 @@ def test_foreign_lock_removal():
     """
     h = hits(src)
     assert ("LCK107", 2) in h and ("LCK107", 3) in h
-    assert not any(c == "LCK107" and l > 3 for c, l in h)
+    assert not any(c == "LCK107" and ln > 3 for c, ln in h)
 
 
 def test_removal_of_own_lock_is_not_foreign():
@@ -883,7 +883,7 @@ def test_init_script():
     assert ("LCK105", 10) in h
     assert ("LCK108", 18) in h
     assert not any(c in ("LCK103", "LCK106", "LCK107", "LCK202", "LCK401") for c, _ in h)
-    assert not any(c == "LCK105" and l == 26 for c, l in h)
+    assert not any(c == "LCK105" and ln == 26 for c, ln in h)
 
 
 def test_lsb_start_on_running_service_is_lck402():
