@@ -13,8 +13,9 @@
 * ``StatusOverride.keep_status_fix`` (LCK404): ``exit N`` / ``exit $?`` in an EXIT trap
   replaced by a bare ``exit``, which keeps the status the script was ending with;
 * ``LivenessCheck.suggestion``, ``Kill.suggestion``, ``Removal.suggestion`` (LCK105, LCK108,
-  LCK106: advice without edits) and, for shell, ``Acquire.placement_suggestion`` (LCK502:
-  the lock moved to the runtime directory, ``exec 9>`` turned into ``exec 9<>``).
+  LCK106: advice without edits) and ``Acquire.placement_suggestion`` (LCK502: the lock moved
+  to the runtime directory; shell ``exec 9>`` turned into ``exec 9<>``, Python ``open(p, "w")``
+  into ``os.fdopen(os.open(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600), "r+")``).
 
 Edit contents are final text (the checks use these templates' edits as they are, without
 ``FixTemplate.render``): the skip exit code written is the one passed to :func:`enrich`
@@ -480,7 +481,44 @@ class _Python:
                 and not acq.check_then_create
             ):
                 acq.suggestion = self._guard(acq)
+            if acq.placement_suggestion is None:
+                acq.placement_suggestion = self._placement(acq)
         _advice_fields(self.facts, self.code)
+
+    def _placement(self, acq: Acquire) -> FixTemplate | None:
+        """LCK502: the lock in the runtime directory, opened without truncating or following
+        a planted link (``os.open(..., O_RDWR | O_CREAT | O_NOFOLLOW, 0o600)``)."""
+        text = self.text
+        path = acq.path
+        if path is None or private_first(path) or not predictable_name(path):
+            return None
+        if shared_tmp_dir(path) is None:
+            return None
+        span = acq.open_span or acq.span
+        if not _ok_span(text, span) or not path.text:
+            return None
+        new_path = py_path_expr(path)
+        if new_path is None:
+            return None
+        src = text[span.start : span.end]
+        flags = "os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600"
+        if re.match(r"open\s*\(", src):
+            edit = _E(span.start, span.end, f'os.fdopen(os.open({new_path}, {flags}), "r+")')
+        elif re.match(r"os\.open\s*\(", src):
+            edit = _E(span.start, span.end, f"os.open({new_path}, {flags})")
+        else:
+            i = src.find(path.text)
+            if i < 0 or src.find(path.text, i + 1) >= 0:
+                return None
+            edit = _E(span.start + i, span.start + i + len(path.text), new_path)
+        edits = [edit]
+        imp = _import_edit(text, self.tree, ["os"])
+        if imp is not None:
+            edits.insert(0, imp)
+        return FixTemplate(
+            "Lock in the private runtime directory; open without truncating or following links",
+            tuple(edits),
+        )
 
     def _stmt_at(self, pos: int):
         """The innermost statement containing offset ``pos`` and its parent's body list."""
