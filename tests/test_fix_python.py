@@ -55,15 +55,6 @@ HEAD = py(
     """
 )
 
-ACQUIRE = """
-    fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        print("sync already running", file=sys.stderr)
-        return 75
-"""
-
 # --------------------------------------------------------------------------- LCK201
 
 FINALLY = HEAD + py(

@@ -385,3 +385,39 @@ def test_crlf_script_fixes_keep_crlf(text):
     assert res.fixed != crlf
     assert res.fixed.replace("\r\n", "\n") == fixed(text, unsafe=True).fixed
     assert "\n" not in res.fixed.replace("\r\n", "")
+
+
+# --------------------------------------------------------------------------- facts-level advice
+
+SHARED_TMP = sh(
+    """
+    #!/bin/bash
+    exec 9>/tmp/report.lock
+    flock -n 9 || exit 75
+    pid=$(cat /var/lib/rep/rep.pid)
+    if kill -0 "$pid" 2>/dev/null; then
+        exit 75
+    fi
+    kill -TERM "$(cat /var/lib/rep/old.pid)"
+    make report
+    """
+)
+
+
+def test_lck502_placement_suggestion_moves_and_stops_truncating():
+    facts, findings = analyze_text("job.sh", SHARED_TMP, "shell")
+    assert "LCK502" in codes(findings)
+    (acq,) = facts.acquires
+    after = apply_edits(SHARED_TMP, acq.placement_suggestion.edits)
+    assert after == SHARED_TMP.replace(
+        "exec 9>/tmp/report.lock", 'exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/report.lock"'
+    )
+    assert "LCK502" not in codes(analyze_text("job.sh", after, "shell")[1])
+
+
+def test_pid_liveness_and_kill_get_flock_advice():
+    facts, findings = analyze_text("job.sh", SHARED_TMP, "shell", Settings(skip_exit_code=70))
+    assert {"LCK105", "LCK108"} <= set(codes(findings))
+    assert facts.liveness and all("flock" in c.suggestion.message for c in facts.liveness)
+    assert "exit 70" in facts.liveness[0].suggestion.message
+    assert facts.kills and all(k.suggestion is not None for k in facts.kills)
