@@ -492,9 +492,9 @@ def cmd_scan(args) -> int:
         except BaselineError as exc:
             raise UsageError(str(exc)) from exc
         if stale and not (args.quiet or args.silent):
-            entries = "entry" if stale == 1 else "entries"
+            entries = "entry no longer matches" if stale == 1 else "entries no longer match"
             err(
-                f"{PROG}: {stale} baseline {entries} no longer match (fixed or changed); "
+                f"{PROG}: {stale} baseline {entries} (fixed or changed); "
                 f"rewrite the baseline with --write-baseline"
             )
 
