@@ -483,7 +483,61 @@ class _Python:
                 acq.suggestion = self._guard(acq)
             if acq.placement_suggestion is None:
                 acq.placement_suggestion = self._placement(acq)
+        for hook in self.facts.hooks:
+            if hook.move_fix is None:
+                hook.move_fix = self._move_hook(hook)
         _advice_fields(self.facts, self.code)
+
+    def _chain(self, pos: int) -> list:
+        """The statements containing offset ``pos``, outermost first, each with its block."""
+        out = []
+        for node in ast.walk(self.tree):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                for st in block:
+                    if isinstance(st, ast.stmt):
+                        s, e = _node_span(self.text, st)
+                        if s <= pos < e:
+                            out.append((st, (s, e), node, field))
+        out.sort(key=lambda x: (x[1][0], -x[1][1]))
+        return out
+
+    def _move_hook(self, hook) -> FixTemplate | None:
+        """LCK203: move a one-line ``atexit.register(...)`` to just after the statement that
+        acquires the lock (in the same block)."""
+        text = self.text
+        if hook.mechanism != "atexit" or not hook.active_in_busy_of:
+            return None
+        if not _ok_span(text, hook.span):
+            return None
+        idx = hook.active_in_busy_of[0]
+        if idx >= len(self.facts.acquires):
+            return None
+        acq = self.facts.acquires[idx]
+        if not _ok_span(text, acq.span) or acq.span.start < hook.span.end:
+            return None
+        hchain = self._chain(hook.span.start)
+        if not hchain:
+            return None
+        hst, (hs, he), hnode, hfield = hchain[-1]
+        if not isinstance(hst, ast.Expr) or hst.lineno != hst.end_lineno:
+            return None
+        ls, le = line_start(text, hs), line_end(text, he)
+        if text[ls:hs].strip() or text[he:le].strip():
+            return None
+        for _st, (_s, e), node, field in self._chain(acq.span.start):
+            if node is hnode and field == hfield:
+                at = line_end(text, e)
+                if at <= le:
+                    return None
+                line = text[ls:le] if text[ls:le].endswith("\n") else text[ls:le] + self.nl
+                return FixTemplate(
+                    "Register the release only after the lock is acquired",
+                    (Edit(ls, le, ""), Edit(at, at, line)),
+                )
+        return None
 
     def _placement(self, acq: Acquire) -> FixTemplate | None:
         """LCK502: the lock in the runtime directory, opened without truncating or following
