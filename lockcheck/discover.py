@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .config import Resolver, display_path
 from .frontends import PYTHON_EXTENSIONS, SHELL_EXTENSIONS, language_of
 from .settings import Settings
+
+if TYPE_CHECKING:  # pathspec costs ~30 ms to import: only walks and excludes need it
+    import pathspec
 
 HEAD_BYTES = 256
 
@@ -56,6 +58,8 @@ class _Excludes:
     """exclude + extend-exclude of one Settings, matched relative to its project root."""
 
     def __init__(self, settings: Settings) -> None:
+        import pathspec
+
         self.root = os.path.abspath(settings.project_root or os.getcwd())
         self.spec = pathspec.GitIgnoreSpec.from_lines(
             list(settings.exclude) + list(settings.extend_exclude)
@@ -74,6 +78,8 @@ class _Excludes:
 
 
 def _load_gitignore(directory: str, name: str = ".gitignore") -> pathspec.GitIgnoreSpec | None:
+    import pathspec
+
     p = os.path.join(directory, name)
     try:
         with open(p, encoding="utf-8", errors="replace") as fh:

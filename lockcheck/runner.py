@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from .discover import Target
@@ -148,6 +147,8 @@ def run(
     results: Iterable[FileResult]
     out: list[FileResult] = []
     if parallel:
+        from concurrent.futures import ProcessPoolExecutor
+
         try:
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 results = pool.map(check_target, targets, chunksize=8)
