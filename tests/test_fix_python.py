@@ -240,3 +240,85 @@ def test_existence_lock_suggestion_is_the_flock_pattern():
     assert "import fcntl\n" in after
     # never applied
     assert "os.mkdir(LOCK)" in fixed(MKDIR, unsafe=True).fixed
+
+
+PIDFILE = py(
+    """
+    import os
+    import sys
+
+    PIDFILE = "/var/lib/job/job.pid"
+    if os.path.exists(PIDFILE):
+        print("running")  # seen by nobody
+        sys.exit(0)
+    with open(PIDFILE, "w") as fh:
+        fh.write(str(os.getpid()))
+    try:
+        work()
+    finally:
+        os.remove(PIDFILE)
+    """
+)
+
+
+def test_check_then_create_suggestion():
+    _facts, findings = analyze_text("job.py", PIDFILE, "python")
+    (f,) = [f for f in findings if f.code == "LCK103"]
+    after = apply_edits(PIDFILE, f.suggestion.edits)
+    assert after == py(
+        """
+        import os
+        import sys
+        import fcntl
+
+        PIDFILE = "/var/lib/job/job.pid"
+        lock_fd = os.open(PIDFILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("running")  # seen by nobody
+            sys.exit(75)
+        try:
+            work()
+        finally:
+            pass  # the lock file is kept
+        """
+    )
+    assert not {"LCK103", "LCK201", "LCK401"} & set(codes(analyze_text("j.py", after, "python")[1]))
+
+
+ATEXIT_FIRST = py(
+    """
+    #!/usr/bin/env python3
+    import atexit
+    import os
+    import sys
+
+    LOCK = "/srv/locks/job.d"
+
+
+    def main():
+        atexit.register(os.rmdir, LOCK)
+        try:
+            os.mkdir(LOCK)
+        except FileExistsError:
+            print("busy", file=sys.stderr)
+            sys.exit(75)
+        work()
+
+
+    if __name__ == "__main__":
+        main()
+    """
+)
+
+
+def test_lck203_atexit_moves_after_the_acquire():
+    res = fixed(ATEXIT_FIRST, unsafe=True)
+    line = "    atexit.register(os.rmdir, LOCK)\n"
+    expected = ATEXIT_FIRST.replace(line, "").replace(
+        "        sys.exit(75)\n", "        sys.exit(75)\n" + line
+    )
+    assert res.fixed == expected
+    assert "LCK203" in [f.code for f in res.applied]
+    assert fixed(ATEXIT_FIRST).fixed == ATEXIT_FIRST, "LCK203's fix is unsafe"

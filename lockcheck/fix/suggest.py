@@ -475,12 +475,11 @@ class _Python:
         if self.tree is None:
             return
         for acq in self.facts.acquires:
-            if (
-                acq.suggestion is None
-                and acq.kind is LockKind.EXISTENCE
-                and not acq.check_then_create
-            ):
-                acq.suggestion = self._guard(acq)
+            if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
+                if acq.check_then_create:
+                    acq.suggestion = self._test_then_create(acq)
+                else:
+                    acq.suggestion = self._guard(acq)
             if acq.placement_suggestion is None:
                 acq.placement_suggestion = self._placement(acq)
         for hook in self.facts.hooks:
@@ -662,6 +661,79 @@ class _Python:
         if edits is None:
             return None
         msg = f"Hold an fcntl.flock instead of the {acq.mechanism} lock; keep the lock file"
+        if note:
+            msg += f"; {note}"
+        return FixTemplate(msg, tuple(edits))
+
+    def _test_then_create(self, acq: Acquire) -> FixTemplate | None:
+        """LCK103: ``if os.path.exists(P): <busy>`` then a creation of P becomes
+        ``try: fcntl.flock(...) except BlockingIOError: <busy>``; the creation goes."""
+        text = self.text
+        t = acq.test_span
+        if acq.service_record or t is None or not _ok_span(text, t):
+            return None
+        if not _ok_span(text, acq.span):
+            return None
+        guard = None
+        for st, (s, _e), node, field in self._chain(t.start):
+            if isinstance(st, ast.If):
+                ts, te = _node_span(text, st.test)
+                if ts <= t.start and t.end <= te:
+                    guard = (st, s, node, field)
+        if guard is None:
+            return None
+        st, gs, gnode, gfield = guard
+        if st.orelse or isinstance(st.test, ast.UnaryOp) or not st.body:
+            return None
+        if st.body[0].lineno <= st.test.end_lineno:
+            return None  # `if x: exit()` on one line
+        ls = line_start(text, gs)
+        if text[ls:gs].strip():
+            return None
+        header_end = line_end(text, _offset(text, st.test.end_lineno, st.test.end_col_offset))
+        lp = self.lock_path(acq)
+        if lp is None:
+            return None
+        lock, note = lp
+        ind = indent_at(text, gs)
+        body_ind = indent_at(text, _node_span(text, st.body[0])[0])
+        nl = self.nl
+        new_header = (
+            f"{ind}lock_fd = os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600){nl}"
+            f"{ind}try:{nl}"
+            f"{body_ind}fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB){nl}"
+            f"{ind}except BlockingIOError:{nl}"
+        )
+        edits = [_E(ls, header_end, new_header)]
+        busy = acq.busy
+        if busy is not None and busy.status_fix is not None:
+            edits.extend(busy.status_fix.render(code=self.code))
+        # the creation (and what writes into it) goes: the lock file is the flock's
+        chain = self._chain(acq.span.start)
+        created = next(
+            ((x, sp) for x, sp, node, field in chain if node is gnode and field == gfield),
+            None,
+        )
+        if created is None:
+            return None
+        cst, (cs, ce) = created
+        cls, cle = line_start(text, cs), line_end(text, ce)
+        if text[cls:cs].strip() or text[ce:cle].strip() or cs < header_end:
+            return None
+        edits.append(Edit(cls, cle, ""))
+        for rm in self.facts.removals:
+            if not same_path(rm.path, acq.path) or rm.stale_guard or not _ok_span(text, rm.span):
+                continue
+            d = self._drop_stmt(rm.span.start)
+            if d is not None:
+                edits.append(d)
+        imp = _import_edit(text, self.tree, ["fcntl", "os"])
+        if imp is not None:
+            edits.append(imp)
+        edits = _dedupe(edits)
+        if edits is None:
+            return None
+        msg = "Hold an fcntl.flock instead of testing for the file and creating it"
         if note:
             msg += f"; {note}"
         return FixTemplate(msg, tuple(edits))
