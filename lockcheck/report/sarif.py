@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import cache
 from pathlib import Path
+from urllib.parse import quote
 
 from ..baseline import fingerprint, stable_keys
 from ..model import Finding, Fix
@@ -74,7 +76,15 @@ def _region(r1: int, c1: int, r2: int, c2: int) -> dict:
     return {"startLine": r1, "startColumn": c1, "endLine": r2, "endColumn": c2}
 
 
-def _fix(f: Finding, fix: Fix, uri: str, ctx: ReportContext) -> dict:
+def artifact(path: str, ctx: ReportContext) -> dict:
+    """Relative to %SRCROOT% (the scan root); a file outside it gets an absolute file URI."""
+    rel = ctx.relpath(path)
+    if rel.startswith("/") or os.path.isabs(rel):
+        return {"uri": Path(ctx.abspath(path)).as_uri()}
+    return {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
+
+
+def _fix(f: Finding, fix: Fix, loc: dict, ctx: ReportContext) -> dict:
     replacements = []
     for e in sorted(fix.edits, key=lambda e: (e.start, e.end)):
         (r1, c1), (r2, c2) = ctx.edit_range(f.path, e)
@@ -85,7 +95,7 @@ def _fix(f: Finding, fix: Fix, uri: str, ctx: ReportContext) -> dict:
         "description": {"text": f"{fix.message} ({fix.applicability.value})"},
         "artifactChanges": [
             {
-                "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                "artifactLocation": loc,
                 "replacements": replacements,
             }
         ],
@@ -104,7 +114,7 @@ def render(findings: list[Finding], ctx: ReportContext) -> str:
     )
     results = []
     for f, key in zip(findings, keys, strict=True):
-        uri = ctx.relpath(f.path)
+        loc = artifact(f.path, ctx)
         sp = f.span
         res: dict = {
             "ruleId": f.code,
@@ -114,14 +124,14 @@ def render(findings: list[Finding], ctx: ReportContext) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                        "artifactLocation": loc,
                         "region": _region(sp.line, sp.col, sp.end_line, sp.end_col),
                     }
                 }
             ],
             "partialFingerprints": {"lockcheckFingerprint/v1": fingerprint(key)},
         }
-        fixes = [_fix(f, fx, uri, ctx) for fx in (f.fix, f.suggestion) if fx is not None]
+        fixes = [_fix(f, fx, loc, ctx) for fx in (f.fix, f.suggestion) if fx is not None]
         if fixes:
             res["fixes"] = fixes
         results.append(res)

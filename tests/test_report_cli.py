@@ -1,0 +1,116 @@
+"""Machine formats produced by the CLI on real scripts."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from lockcheck.cli import main
+
+SARIF_SCHEMA = (
+    Path(__file__).resolve().parents[2] / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+)
+
+BACKUP = """\
+#!/bin/bash
+set -euo pipefail
+exec 9>"$XDG_RUNTIME_DIR/backup.lock"
+flock -n 9 || exit 0
+rsync -a /srv/data/ /backup/
+"""
+
+SYNC = """\
+#!/bin/sh
+LOCKDIR="$HOME/Dropbox/jobs/sync.lock"
+if ! mkdir "$LOCKDIR" 2>/dev/null; then
+  echo "already running"
+  exit 1
+fi
+trap 'rmdir "$LOCKDIR"' EXIT
+rclone sync "$HOME/Dropbox/jobs" remote:jobs
+"""
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for var in ("NO_COLOR", "FORCE_COLOR", "LOCKCHECK_OUTPUT_FORMAT", "CI"):
+        monkeypatch.delenv(var, raising=False)
+
+    def run(*args: str):
+        status = main(list(args))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "cron jobs").mkdir()
+    (tmp_path / "cron jobs" / "backup.sh").write_text(BACKUP)
+    (tmp_path / "sync.sh").write_text(SYNC)
+    return tmp_path
+
+
+def test_sarif_from_cli_validates(cli, tree, tmp_path):
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.sh"
+    outside.write_text(BACKUP)
+    status, out, err = cli("scan", ".", str(outside), "--output-format", "sarif", "--unsafe-fixes")
+    assert status == 1, err
+    doc = json.loads(out)
+    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(doc)
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    locs = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in run["results"]]
+    assert {"uri": "cron%20jobs/backup.sh", "uriBaseId": "%SRCROOT%"} in locs
+    assert {"uri": "sync.sh", "uriBaseId": "%SRCROOT%"} in locs
+    assert {"uri": outside.resolve().as_uri()} in locs
+    fixed = [r for r in run["results"] if r["ruleId"] == "LCK401"]
+    assert fixed and all(r["fixes"][0]["artifactChanges"][0]["replacements"] for r in fixed)
+    outside.unlink()
+
+
+def test_json_and_json_lines_from_cli(cli, tree, tmp_path):
+    _, out, _ = cli("scan", "--output-format", "json")
+    data = json.loads(out)
+    assert sorted((d["code"], d["location"]["row"]) for d in data) == [
+        ("LCK102", 3),
+        ("LCK401", 4),
+    ]
+    assert {d["filename"] for d in data} == {
+        str(tmp_path / "cron jobs" / "backup.sh"),
+        str(tmp_path / "sync.sh"),
+    }
+    _, out, _ = cli("scan", "--output-format", "json-lines")
+    assert sorted(json.loads(x)["code"] for x in out.splitlines()) == ["LCK102", "LCK401"]
+    _, out, _ = cli("scan", "--output-format", "json", "sync.sh", "--select", "LCK401")
+    assert json.loads(out) == []
+
+
+def test_junit_gitlab_rdjson_from_cli(cli, tree):
+    _, out, _ = cli("scan", "--output-format", "junit")
+    root = ET.fromstring(out)
+    assert root.get("tests") == "2"
+    assert sorted(s.get("name") for s in root) == ["cron jobs/backup.sh", "sync.sh"]
+    _, out, _ = cli("scan", "--output-format", "gitlab")
+    items = json.loads(out)
+    assert sorted(i["severity"] for i in items) == ["major", "major"]
+    assert len({i["fingerprint"] for i in items}) == 2
+    _, out, _ = cli("scan", "--output-format", "rdjson", "--unsafe-fixes")
+    doc = json.loads(out)
+    assert doc["source"]["name"] == "lockcheck"
+    d = next(x for x in doc["diagnostics"] if x["code"]["value"] == "LCK401")
+    assert d["suggestions"][0]["text"] == "75"
+    _, out, _ = cli("scan", "--output-format", "junit", "sync.sh", "--select", "LCK401")
+    assert ET.fromstring(out).get("tests") == "0"
+
+
+def test_machine_formats_have_no_summary(cli, tree):
+    for fmt in ("json", "json-lines", "sarif", "junit", "gitlab", "pylint", "rdjson", "github"):
+        _, out, _ = cli("scan", "--output-format", fmt)
+        assert "Found 2 errors" not in out, fmt
