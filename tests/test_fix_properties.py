@@ -54,3 +54,44 @@ def test_shell_fixes_are_local_and_idempotent(blocks, unsafe):
     assert not any(f.code == "LCK000" for f in once.remaining) or any(
         f.code == "LCK000" for f in findings
     )
+
+
+PY_HEAD = "import atexit\nimport fcntl\nimport os\nimport sys\n"
+PY_BLOCKS = [
+    'LOCK = "/var/lib/job/job.lock"\n',
+    "fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o600)\n",
+    "try:\n    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+    "except BlockingIOError:\n    print('busy')  # say so\n    sys.exit(0)\n",
+    "try:\n    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+    "except BlockingIOError:\n    raise SystemExit\n",
+    "atexit.register(os.remove, LOCK)\n",
+    "try:\n    work()\nfinally:\n    os.remove(LOCK)\n",
+    "os.mkdir('/var/tmp/probe')\nos.rmdir('/var/tmp/probe')\n",
+    "try:\n    os.mkdir('/srv/x.d')\nexcept FileExistsError:\n    sys.exit()\n",
+    "# comment\n",
+    "x = [1,  2]   # odd spacing kept\n",
+    "\n",
+]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PY_BLOCKS), min_size=1, max_size=7), st.booleans())
+def test_python_fixes_are_local_and_idempotent(blocks, unsafe):
+    text = PY_HEAD + "".join(blocks)
+    _facts, findings = analyze_text("job.py", text, "python")
+    for f in findings:
+        for fix in (f.fix, f.suggestion):
+            if fix is None or not fix.edits:
+                continue
+            edits = sorted(fix.edits, key=lambda e: e.start)
+            out = apply_edits(text, edits)
+            assert out[: edits[0].start] == text[: edits[0].start]
+            tail = len(text) - edits[-1].end
+            assert out[len(out) - tail :] == text[edits[-1].end :]
+            compile(out, "job.py", "exec")  # fixes and suggestions keep the file valid
+    once = fix_text("job.py", text, "python", unsafe=unsafe)
+    compile(once.fixed, "job.py", "exec")  # fixes never break the file
+    twice = fix_text("job.py", once.fixed, "python", unsafe=unsafe)
+    assert twice.fixed == once.fixed
+    assert twice.applied == []
+    assert "# odd spacing kept" in once.fixed or "# odd spacing kept" not in text
