@@ -84,6 +84,71 @@ def _unescape_word(s: str) -> str:
     return re.sub(r"\\(.)", r"\1", s)
 
 
+class _Joined:
+    """Adjacent destination pieces that tree-sitter-bash splits (`~/a/"$(x)"-$1.lock`)."""
+
+    type = "concatenation"
+    is_named = True
+
+    def __init__(self, a, b, src: bytes) -> None:
+        first = (
+            a.children
+            if isinstance(a, _Joined)
+            else list(a.children)
+            if a.type == "concatenation"
+            else [a]
+        )
+        self.children = self.named_children = first + [b]
+        self.start_byte = a.start_byte
+        self.end_byte = b.end_byte
+        self.text = src[self.start_byte : self.end_byte]
+
+
+class Rest:
+    """A read-only view of the statements that follow (no copying: walks stay linear)."""
+
+    __slots__ = ("head", "base", "start")
+
+    def __init__(self, base=(), start: int = 0, head: tuple = ()) -> None:
+        if isinstance(base, Rest):
+            head = head + base.head
+            base, start = base.base, base.start + start
+        self.head = tuple(head)
+        self.base = base
+        self.start = start
+
+    def __len__(self) -> int:
+        return len(self.head) + max(0, len(self.base) - self.start)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __iter__(self):
+        yield from self.head
+        for i in range(self.start, len(self.base)):
+            yield self.base[i]
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            if k.step is None and (k.stop is None) and (k.start or 0) >= 0:
+                st = k.start or 0
+                if st <= len(self.head):
+                    return Rest(self.base, self.start, self.head[st:])
+                return Rest(self.base, self.start + st - len(self.head))
+            out = []
+            stop = k.stop if k.stop is not None else len(self)
+            for i, x in enumerate(self):
+                if i >= stop:
+                    break
+                out.append(x)
+            return out[k.start : k.stop : k.step]
+        if k < 0:
+            k += len(self)
+        if k < len(self.head):
+            return self.head[k]
+        return self.base[self.start + k - len(self.head)]
+
+
 @dataclass
 class Branch:
     """What runs when a tested command fails or succeeds."""
@@ -145,6 +210,7 @@ class _Analyzer:
         self._b2c: list[int] | None = None
         self._line_starts: list[int] | None = None
         self.offmap: list[int] | None = None  # byte map for a sub-parsed trap string
+        self._sub_src = b""
         self.functions: dict[str, object] = {}
         self.called: set[str] = set()
         self.env: dict[str, tuple[Part, ...] | None] = {}
@@ -349,7 +415,7 @@ class _Analyzer:
         saved_stale = self.stale
         while i < n:
             node, bg = stmts[i]
-            rest = stmts[i + 1 :]
+            rest = Rest(stmts, i + 1)
             pos = Pos(tail=tail and i == n - 1, rest=rest, background="&" if bg else None)
             if bg:
                 self.cond_depth += 1
@@ -471,7 +537,7 @@ class _Analyzer:
                 on_success=pos.on_success
                 or Branch(pos.rest, None, fallthrough=True, tail=pos.tail, frame=fr),
                 tail=False,
-                rest=[(right, False)] + list(pos.rest),
+                rest=Rest(pos.rest, 0, ((right, False),)),
             )
             self.stmt(left, lp)
             self._pending_stale_success = None
@@ -500,7 +566,7 @@ class _Analyzer:
                 or Branch(pos.rest, 1, fallthrough=True, tail=pos.tail, frame=fr),
                 on_success=Branch([(right, False)], 0, frame=fr, tail=pos.tail),
                 tail=False,
-                rest=[(right, False)] + list(pos.rest),
+                rest=Rest(pos.rest, 0, ((right, False),)),
             )
             self.stmt(left, lp)
             saved = self.stale
@@ -782,9 +848,22 @@ class _Analyzer:
             return out
         if t == "concatenation":
             out = []
-            for i, c in enumerate(node.children):
+            kids = list(node.children)
+            carry = False
+            for i, c in enumerate(kids):
+                if carry:
+                    carry = False
+                    w = _txt(c)
+                    m = re.match(r"[0-9]|[A-Za-z_]\w*", w)
+                    if c.type == "word" and m:
+                        out.extend(self._var(m.group(0), depth))
+                        out.append(Part(PartKind.LIT, _unescape_word(w[m.end() :])))
+                        continue
                 if not c.is_named:
                     s = _txt(c)
+                    if s == "$" and i + 1 < len(kids) and kids[i + 1].type == "word":
+                        carry = True  # tree-sitter-bash splits `-$1.lock` into `$` and `1.lock`
+                        continue
                     out.append(Part(PartKind.UNIQUE, "$") if s == "$$" else Part(PartKind.LIT, s))
                     continue
                 out.extend(self._parts(c, first and i == 0, depth + 1))
@@ -1061,7 +1140,11 @@ class _Analyzer:
             if f == "descriptor" or c.type == "file_descriptor":
                 fd = _txt(c)
             elif f == "destination":
-                dest = c
+                dest = (
+                    c
+                    if dest is None
+                    else _Joined(dest, c, self.src if self.offmap is None else self._sub_src)
+                )
             elif not c.is_named or c.type == "ERROR":
                 op += _txt(c)
         return fd, op.replace(" ", ""), dest
@@ -1300,7 +1383,7 @@ class _Analyzer:
         durable = self.durable_global
         first = None
         last_simple = None
-        stmts = self._flatten(br.stmts)
+        stmts = self._flatten(br.stmts[:60] if br.fallthrough else br.stmts)
         lsb = bool(
             self.facts.init_script and self.actions and "start" in self.actions[-1].split("|")
         )
@@ -2199,7 +2282,7 @@ class _Analyzer:
             self.cte.append((path.key(), node, self.order, [False], busy))
 
     def _branch_exits(self, br: Branch) -> bool:
-        for n, _ in br.stmts:
+        for n, _ in br.stmts[:20] if br.fallthrough else br.stmts:
             if re.search(r"\b(exit|return)\b", _txt(n)):
                 return True
         return False
