@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lockcheck.engine import analyze_text
 from lockcheck.fix.apply import apply_edits, fix_text
+
+BASH = shutil.which("bash")
 
 SHELL_BLOCKS = [
     'LOCK="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/job.lock"\n',
@@ -46,6 +51,9 @@ def test_shell_fixes_are_local_and_idempotent(blocks, unsafe):
             assert out[: edits[0].start] == text[: edits[0].start]
             tail = len(text) - edits[-1].end
             assert out[len(out) - tail :] == text[edits[-1].end :]
+            if BASH:  # fixes and suggestions keep the script valid shell
+                ok = subprocess.run([BASH, "-n"], input=out, text=True, capture_output=True)
+                assert ok.returncode == 0, (out, ok.stderr)
     once = fix_text("job.sh", text, "shell", unsafe=unsafe)
     twice = fix_text("job.sh", once.fixed, "shell", unsafe=unsafe)
     assert twice.fixed == once.fixed
