@@ -92,10 +92,18 @@ def _analyse(facts: FileFacts) -> None:
     except (ValueError, MemoryError) as e:
         ast_error = (1, _one_line(str(e)))
     except RecursionError:
-        # CPython itself cannot compile this file; libcst would hang or crash on it
-        facts.parse_errors.append(
-            ParseError(Span(1, 1, 1, 1, 0, 0), "expressions nested too deeply to parse")
-        )
+        # too deep for the Python-level AST (and for libcst, which would hang or overflow
+        # the C stack): not analysed.  LCK000 only when CPython cannot compile it either.
+        try:
+            compile(text, facts.path or "<script>", "exec", dont_inherit=True)
+        except (SyntaxError, RecursionError, ValueError, MemoryError):
+            facts.parse_errors.append(
+                ParseError(Span(1, 1, 1, 1, 0, 0), "expressions nested too deeply to compile")
+            )
+        return
+
+    if ast_error is not None and not _libcst_safe(text, ast_error[1]):
+        facts.parse_errors.append(_error_at(text, ast_error[0], f"syntax error: {ast_error[1]}"))
         return
 
     import libcst as cst  # lazily: only files that may hold a lock pay for it
@@ -104,14 +112,30 @@ def _analyse(facts: FileFacts) -> None:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
         if ast_error is not None:
-            line = e.raw_line or ast_error[0]
-            msg = _one_line(getattr(e, "message", "") or ast_error[1])
-            facts.parse_errors.append(_error_at(text, line, f"syntax error: {msg}"))
-        return  # else: libcst's own limitation on valid Python: no facts
-    if ast_error is not None:
-        # newer syntax than this interpreter reads, but libcst reads it: go on
-        pass
+            m = re.search(r"error at (\d+):(\d+)", str(e))
+            line = int(m.group(1)) if m else ast_error[0]
+            facts.parse_errors.append(_error_at(text, line, f"syntax error: {ast_error[1]}"))
+        return  # else: a limitation of libcst on valid Python: no facts
+    except RecursionError:
+        return
     _Analyzer(facts, module).run()
+
+
+def _libcst_safe(text: str, message: str) -> bool:
+    """Whether libcst may be given a file CPython rejected: not when the rejection is about
+    nesting (libcst overflows the C stack on deep brackets)."""
+    if "too many" in message or "nested" in message:
+        return False
+    depth = top = 0
+    for m in re.finditer(r"[\[({]|[\])}]", text):
+        if m.group(0) in "[({":
+            depth += 1
+            top = max(top, depth)
+            if top > 100:
+                return False
+        else:
+            depth = max(0, depth - 1)
+    return True
 
 
 def _error_at(text: str, line: int, msg: str) -> ParseError:
