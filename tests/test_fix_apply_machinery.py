@@ -305,3 +305,18 @@ def test_write_atomic_default_root_is_cwd(tmp_path, monkeypatch):
     with pytest.raises(FixWriteError):
         write_atomic("l.sh", "y\n")
     assert os.path.islink(tree / "l.sh")
+
+
+def test_many_fixes_with_a_chain_finish_within_the_round_limit():
+    text = "RMLOCK " * 12 + "CHAIN\n"
+    res = fix_text("j.sh", text, "shell")
+    assert res.fixed == " " * 12 + "EXIT0 \n"
+    assert [f.code for f in res.remaining] == ["LCK401"]
+
+
+def test_a_rolled_back_fix_does_not_hold_back_the_others():
+    text = "STUCK " + "RMLOCK " * 15 + "BREAKS\n"
+    res = fix_text("j.sh", text, "shell")
+    assert res.fixed == "STUCK " + " " * 15 + "BREAKS\n"
+    assert sorted(f.code for f, _why in res.rolled_back) == ["LCK203", "LCK301"]
+    assert len(res.applied) == 15

@@ -135,10 +135,33 @@ def _verify(analyse, src: str, facts, findings: list[Finding], fixes):
     gone: Counter = Counter()
     for _fix, fs in fixes:
         gone.update(f.code for f in fs)
+    # a finding in text that a fix of another rule wrote is new, not a survivor
+    introduced: Counter = Counter()
+    regions = _new_regions(fixes)
+    for g in new_findings:
+        for start, end, fix_codes in regions:
+            if start <= g.span.start < end and g.code not in fix_codes:
+                introduced[g.code] += 1
+                break
     for code, n in gone.items():
-        if after[code] > before[code] - n:
+        if after[code] > before[code] - n + introduced[code]:
             return None, f"the fix did not remove the {code} finding"
     return (new_facts, new_findings), ""
+
+
+def _new_regions(fixes) -> list[tuple[int, int, set[str]]]:
+    """Where each edit's content lands in the new text, with the codes its fix fixes."""
+    tagged = sorted(
+        ((e, {f.code for f in fs}) for fix, fs in fixes for e in fix.edits),
+        key=lambda x: (x[0].start, x[0].end),
+    )
+    out = []
+    shift = 0
+    for e, fix_codes in tagged:
+        start = e.start + shift
+        out.append((start, start + len(e.content), fix_codes))
+        shift += len(e.content) - (e.end - e.start)
+    return out
 
 
 def fix_text(
@@ -208,7 +231,8 @@ def fix_text(
             for _fix, fs in batch:
                 result.applied.extend(fs)
             continue
-        # the batch failed: find the fixes that are good on their own
+        # the batch failed: roll back the fixes that fail on their own, keep the others
+        good: list[tuple[Fix, list[Finding]]] = []
         for fix, fs in batch:
             one = apply_edits(current, fix.edits)
             outcome, why = _verify(analyse, one, facts, findings, [(fix, fs)])
@@ -216,11 +240,21 @@ def fix_text(
                 for f in fs:
                     refused.add(_ident(f))
                     result.rolled_back.append((f, why))
-                continue
-            current = one
+            else:
+                good.append((fix, fs))
+        if not good:
+            continue
+        together = apply_edits(current, [e for fix, _fs in good for e in fix.edits])
+        outcome, _why = _verify(analyse, together, facts, findings, good)
+        if outcome is None:  # they interfere: keep the first, the rest wait a round
+            good = good[:1]
+            together = apply_edits(current, good[0][0].edits)
+            outcome, _why = _verify(analyse, together, facts, findings, good)
+        if outcome is not None:
+            current = together
             facts, findings = outcome
-            result.applied.extend(fs)
-            break  # offsets of the other fixes refer to the old text: next round
+            for _fix, fs in good:
+                result.applied.extend(fs)
     result.fixed = current
     result.remaining = findings
     return result
@@ -275,17 +309,25 @@ def write_atomic(
     permission bits and renames it over the target.  A file whose lines ended in CRLF keeps
     CRLF endings; text is encoded with ``surrogateescape`` so undecodable bytes survive.  A
     symlink is written through to its target only when the target lies inside ``root`` (the
-    scanned tree, default: the working directory); otherwise :class:`FixWriteError`.  When
+    scanned tree; default: the working directory or the link's own directory); otherwise
+    :class:`FixWriteError`.  When
     ``original_bytes`` is given and the file changed on disk since it was read, nothing is
     written (:class:`FixWriteError`).
     """
-    root_real = os.path.realpath(root if root is not None else os.getcwd())
+    if root is not None:
+        roots = [os.path.realpath(root)]
+    else:  # the working directory, or the link's own directory
+        roots = [
+            os.path.realpath(os.getcwd()),
+            os.path.realpath(os.path.dirname(os.path.abspath(path))),
+        ]
     target = path
     if os.path.islink(path):
         target = os.path.realpath(path)
-        if not _inside(target, root_real):
+        if not any(_inside(target, r) for r in roots):
             raise FixWriteError(
-                f"{path}: refusing to write through a symlink to {target}, outside {root_real}"
+                f"{path}: refusing to write through a symlink to {target}, outside the "
+                f"scanned tree ({roots[0]})"
             )
     try:
         st = os.stat(target)
