@@ -423,3 +423,18 @@ def test_entry_point_runs_as_module(tmp_path):
     )
     assert proc.returncode == 1
     assert proc.stdout.startswith("backup.sh:4:15: LCK401 ")
+
+
+def test_gitignore_above_the_scanned_directory_inside_a_repository(cli, tmp_path):
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    write(tmp_path, ".git/info/exclude", "*.local.sh\n")
+    write(tmp_path, ".gitignore", "generated/\n/jobs/tmp-*.sh\n")
+    write(tmp_path, "jobs/generated/a.sh", SILENT_SKIP)
+    write(tmp_path, "jobs/tmp-1.sh", SILENT_SKIP)
+    write(tmp_path, "jobs/mine.local.sh", SILENT_SKIP)
+    write(tmp_path, "jobs/backup.sh", SILENT_SKIP)
+    status, out, _ = cli("scan", "--show-files", "jobs")
+    assert out.splitlines() == ["jobs/backup.sh"]
+    os.chdir(tmp_path / "jobs")
+    status, out, _ = cli("scan", "--show-files")
+    assert out.splitlines() == ["backup.sh"]
