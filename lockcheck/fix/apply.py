@@ -116,8 +116,24 @@ def _wanted(f: Finding, codes: set[str] | None, unsafe: bool) -> bool:
 
 
 def _ident(f: Finding) -> tuple:
-    """A finding's identity that survives edits elsewhere in the file."""
-    return (f.code, f.fix.message if f.fix else "", f.message)
+    """A finding's identity in the current text: code, fix message, where its fix starts."""
+    start = min(e.start for e in f.fix.edits) if f.fix and f.fix.edits else f.span.start
+    return (f.code, f.fix.message if f.fix else "", start)
+
+
+def _map_pos(pos: int, edits: list[Edit]) -> int:
+    """Where offset ``pos`` of the old text lands after ``edits``."""
+    shift = 0
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+        if e.end <= pos and not (e.start == e.end == pos):
+            shift += len(e.content) - (e.end - e.start)
+        elif e.start < pos < e.end:
+            return e.start + shift
+    return pos + shift
+
+
+def _remap(refused: set[tuple], edits: list[Edit]) -> set[tuple]:
+    return {(code, msg, _map_pos(pos, edits)) for code, msg, pos in refused}
 
 
 def _parse_errors(facts, findings: list[Finding]) -> int:
@@ -226,6 +242,7 @@ def fix_text(
         new_text = apply_edits(current, taken)
         outcome, _why = _verify(analyse, new_text, facts, findings, batch)
         if outcome is not None:
+            refused = _remap(refused, taken)
             current = new_text
             facts, findings = outcome
             for _fix, fs in batch:
@@ -251,6 +268,7 @@ def fix_text(
             together = apply_edits(current, good[0][0].edits)
             outcome, _why = _verify(analyse, together, facts, findings, good)
         if outcome is not None:
+            refused = _remap(refused, [e for fix, _fs in good for e in fix.edits])
             current = together
             facts, findings = outcome
             for _fix, fs in good:
