@@ -140,6 +140,11 @@ def build_parser() -> Parser:
     s.add_argument("--baseline", metavar="FILE")
     s.add_argument("--write-baseline", metavar="FILE")
     s.add_argument("--diff-base", metavar="REF")
+    s.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="the name of the file read from standard input (PATH '-')",
+    )
 
     r = sub.add_parser("rule", help="explain a rule")
     r.add_argument("code", nargs="?")
@@ -316,6 +321,23 @@ class Progress:
             sys.stderr.flush()
 
 
+def _stdin_target(args, resolver: Resolver):
+    from .discover import Target
+    from .frontends import language_of
+
+    data = sys.stdin.buffer.read()
+    name = args.stdin_filename
+    display = name or "-"
+    path = os.path.abspath(name) if name else "-"
+    settings = resolver.for_file(path if name else os.path.join(os.getcwd(), "-"))
+    language = language_of(display, data[:256])
+    if language is None:
+        raise UsageError(
+            f"{display}: cannot tell shell from Python: give --stdin-filename NAME.sh or NAME.py"
+        )
+    return Target(path, display, language, True, settings, data=data)
+
+
 def _use_color(args, fmt: str) -> bool:
     if fmt not in HUMAN_FORMATS or args.no_color or args.output_file:
         return False
@@ -360,8 +382,14 @@ def cmd_scan(args) -> int:
         fail_on=args.fail_on,
     )
     resolver = Resolver(overrides, config=args.config, isolated=args.isolated)
-    paths = args.paths or ["."]
-    targets, errors = discover(paths, resolver, force_exclude=args.force_exclude)
+    paths = args.paths or (["-"] if args.stdin_filename else ["."])
+    stdin = paths == ["-"]
+    if stdin:
+        targets, errors = [_stdin_target(args, resolver)], []
+    elif "-" in paths:
+        raise UsageError("'-' (standard input) cannot be combined with other paths")
+    else:
+        targets, errors = discover(paths, resolver, force_exclude=args.force_exclude)
     for e in errors:
         error_line(e)
     status_error = bool(errors)
@@ -415,6 +443,7 @@ def cmd_scan(args) -> int:
     # ---- fixes
     fixed: list = []
     diffs: list[str] = []
+    stdin_fixed: str | None = None
     if args.fix or args.diff:
         apply = _load_fix_module()
         by_file: dict[str, list] = {}
@@ -449,6 +478,11 @@ def cmd_scan(args) -> int:
                     diffs.append(apply.unified_diff(r.display, res.original, res.fixed))
                     new_findings.extend(fs)  # nothing written: the findings stay
                     fixed.extend(res.applied)
+                    continue
+                if stdin:  # the fixed text goes to stdout, the findings to stderr (as ruff)
+                    stdin_fixed = res.fixed
+                    fixed.extend(res.applied)
+                    new_findings.extend(remaining)
                     continue
                 try:
                     apply.write_atomic(r.path, res.fixed, r.data)
@@ -531,7 +565,14 @@ def cmd_scan(args) -> int:
             report += section
         if not args.quiet and not args.silent:
             report += _summary(findings, fixed, ctx, args, checked)
-    if args.output_file:
+    if stdin and args.fix:
+        fixed_text = stdin_fixed
+        if fixed_text is None:
+            fixed_text = targets[0].data.decode("utf-8", "surrogateescape") if targets else ""
+        out(fixed_text)
+        if not args.silent:
+            _write(sys.stderr, report)
+    elif args.output_file:
         try:
             with open(args.output_file, "wb") as fh:
                 fh.write(report.encode("utf-8", "surrogateescape"))

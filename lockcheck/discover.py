@@ -32,6 +32,7 @@ class Target:
     language: str | None
     explicit: bool
     settings: Settings
+    data: bytes | None = None  # content read from standard input (path "-")
 
 
 def read_head(path: str) -> bytes:

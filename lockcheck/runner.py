@@ -76,6 +76,8 @@ def codes_for(settings: Settings, path: str) -> set[str]:
 def check_target(target: Target) -> FileResult:
     """Read and analyse one file; never raises for bad input."""
     res = FileResult(target.path, target.display, target.language)
+    if target.data is not None:
+        return check_bytes(target, target.data, res)
     try:
         if not stat.S_ISREG(os.stat(target.path).st_mode):  # a FIFO would block the run
             res.error = f"{target.display}: not a regular file"
@@ -91,6 +93,10 @@ def check_target(target: Target) -> FileResult:
     except OSError as exc:
         res.error = f"{target.display}: {exc.strerror or exc}"
         return res
+    return check_bytes(target, data, res)
+
+
+def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
     if b"\0" in data[:BINARY_SNIFF]:
         res.skipped = True
         if target.explicit:

@@ -438,3 +438,33 @@ def test_gitignore_above_the_scanned_directory_inside_a_repository(cli, tmp_path
     os.chdir(tmp_path / "jobs")
     status, out, _ = cli("scan", "--show-files")
     assert out.splitlines() == ["backup.sh"]
+
+
+def _stdin(monkeypatch, data: bytes) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_standard_input(cli, tmp_path, monkeypatch):
+    _stdin(monkeypatch, SILENT_SKIP.encode())
+    status, out, _ = cli("scan", "-", "--output-format", "concise")
+    assert status == 1 and codes(out) == [("-", 4, "LCK401")]
+    # the name decides the language and the configuration that applies
+    write(tmp_path, "jobs/lockcheck.toml", 'ignore = ["LCK401"]\n')
+    _stdin(monkeypatch, SILENT_SKIP.replace("#!/bin/bash\n", "").encode())
+    status, out, _ = cli("scan", "--stdin-filename", "jobs/backup.sh")
+    assert status == 0, out
+    _stdin(monkeypatch, b"echo hello\n")
+    status, _, err = cli("scan", "-")
+    assert status == 2 and "give --stdin-filename" in err and err.count("\n") == 1
+    status, _, err = cli("scan", "-", "other.sh")
+    assert status == 2 and "cannot be combined" in err
+
+
+def test_standard_input_fix_prints_the_fixed_text(cli, monkeypatch):
+    _stdin(monkeypatch, SILENT_SKIP.encode())
+    status, out, err = cli("scan", "--stdin-filename", "backup.sh", "--fix", "--unsafe-fixes", "-")
+    assert status == 0
+    assert out == SILENT_SKIP.replace("|| exit 0", "|| exit 75")
+    assert err == "Found 1 error (1 fixed, 0 remaining).\n"
