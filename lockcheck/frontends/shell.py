@@ -1199,6 +1199,13 @@ class _Analyzer:
             self.lockfile_(cmd, name, args, pos)
         elif name in REMOVERS:
             self.remove_(cmd, name, args, pos)
+        elif name == "lockfile-remove":
+            for a in args:
+                if not _txt(a).startswith("-"):
+                    p = self.resolve(a)
+                    if not p.key().endswith(".lock"):
+                        p = PathExpr(_merge([*p.parts, Part(PartKind.LIT, ".lock")]), p.text)
+                    self.add_removal(cmd, p, a, 1, pos)
         elif name == "touch":
             for a in args:
                 if not _txt(a).startswith("-"):
@@ -1379,6 +1386,17 @@ class _Analyzer:
         return self.branch_outcome(br, status, acq_node)
 
     def branch_outcome(self, br: Branch, status, acq_node, depth: int = 0) -> BusyBranch | None:
+        busy = self._branch_outcome(br, status, acq_node, depth)
+        if busy is not None:
+            busy.untraps = False
+            for node, _ in self._flatten(br.stmts[:60] if br.fallthrough else br.stmts):
+                if node.type == "command" and self.cmd_name(node) == "trap":
+                    a = [_txt(x).upper() for x in self.cmd_args(node)]
+                    if a and a[0] in ("-", "''", '""') and any(x in SIGNALS_EXIT for x in a[1:]):
+                        busy.untraps = True
+        return busy
+
+    def _branch_outcome(self, br: Branch, status, acq_node, depth: int = 0) -> BusyBranch | None:
         last = status
         durable = self.durable_global
         first = None
@@ -1805,6 +1823,9 @@ class _Analyzer:
             if name == "lockfile" and s in ("-r", "-s"):
                 skip = True
                 continue
+            if name == "lockfile-create" and s in ("-r", "--retry", "-p", "--use-pid"):
+                skip = s in ("-r", "--retry")
+                continue
             if name == "shlock":
                 if s == "-f" and i + 1 < len(args):
                     ops.append(args[i + 1])
@@ -1822,7 +1843,10 @@ class _Analyzer:
             p = pos
             if not pos.tested and self._status_pos(pos) is not None:
                 p = self._status_pos(pos)
-            idx = self.existence(cmd, name, self.resolve(a), p, 1)
+            path = self.resolve(a)
+            if name == "lockfile-create" and not path.key().endswith(".lock"):
+                path = PathExpr(_merge([*path.parts, Part(PartKind.LIT, ".lock")]), path.text)
+            idx = self.existence(cmd, name, path, p, 1)
             if idx is not None and age:
                 self.facts.acquires[idx].age_breaker = self.span(cmd)
 
@@ -2274,9 +2298,11 @@ class _Analyzer:
             if exists_br is None:
                 continue
             busy = self.branch_outcome(exists_br, 0, node)
-            if exists_br.stmts and busy is None:
-                # retry loop / takeover: still a guard
-                busy = None
+            if exists_br.fallthrough:
+                if busy is None or not busy.ends_run:
+                    continue
+            elif exists_br.stmts and busy is None:
+                pass  # retry loop / takeover: still a guard
             elif busy is None or (not busy.ends_run and not self._branch_exits(exists_br)):
                 continue
             self.cte.append((path.key(), node, self.order, [False], busy))
@@ -2431,7 +2457,9 @@ class _Analyzer:
         sigs = [s.upper() for s in argt[1:]]
         if argt[0] == "-" or argt[0] in ("''", '""'):
             if any(s in SIGNALS_EXIT for s in sigs):
-                self.traps.append(TrapEvent(self.order, True, set(), cmd, self.span(cmd)))
+                ev = TrapEvent(self.order, True, set(), cmd, self.span(cmd))
+                ev.before_exit = any(re.search(r"\bexit\b", _txt(n)) for n, _ in pos.rest[:3])
+                self.traps.append(ev)
             return
         if not sigs:
             return
@@ -2449,6 +2477,7 @@ class _Analyzer:
             self.in_trap, self.cond_depth, self.stale, self.offmap = saved
         keys = set(self.trap_keys)
         ev = TrapEvent(self.order, is_exit, keys, cmd, self.span(cmd))
+        ev.before_exit = False
         ev.removals = self.facts.removals[removals_before:]
         if self._trap_only_removal and len(ev.removals) == 1:
             whole = self.drop_fix(cmd, None, 1)
@@ -2636,6 +2665,8 @@ class _Analyzer:
                 for i, a in enumerate(acqs):
                     if a.path is None or a.path.key() != key:
                         continue
+                    if a.busy is not None and getattr(a.busy, "untraps", False):
+                        continue
                     if ev.order < self.acq_order[i] and self._trap_in_effect(ev, self.acq_order[i]):
                         active.append(i)
                 path = next(
@@ -2647,7 +2678,7 @@ class _Analyzer:
 
     def _trap_in_effect(self, ev: TrapEvent, order: int) -> bool:
         for other in self.traps:
-            if other is ev:
+            if other is ev or getattr(other, "before_exit", False):
                 continue
             if (
                 ev.order < other.order < order
@@ -2660,7 +2691,7 @@ class _Analyzer:
 
     def _released_on_exit(self, idx: int, key: str) -> bool:
         order = self.acq_order[idx]
-        exits = [t for t in self.traps if t.exit_trap]
+        exits = [t for t in self.traps if t.exit_trap and not getattr(t, "before_exit", False)]
         for t in exits:
             if key not in t.keys:
                 continue
