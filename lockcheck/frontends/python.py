@@ -112,8 +112,9 @@ def _analyse(facts: FileFacts) -> None:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
         if ast_error is not None:
+            # CPython's line: libcst's points one token later (often the next line)
             m = re.search(r"error at (\d+):(\d+)", str(e))
-            line = int(m.group(1)) if m else ast_error[0]
+            line = min(ast_error[0], int(m.group(1))) if m else ast_error[0]
             facts.parse_errors.append(_error_at(text, line, f"syntax error: {ast_error[1]}"))
         return  # else: a limitation of libcst on valid Python: no facts
     except RecursionError:
@@ -2056,10 +2057,17 @@ class _Analyzer:
                 dead = handlers
         consequential = False
         if owner is not None:
-            if self.decides(region) or self._creates_or_removes(region):
-                consequential = True
+            end = self.find_end(region)
             func = self.func_of(call)
-            if not consequential and isinstance(func, cst.FunctionDef):
+            helper = (
+                isinstance(func, cst.FunctionDef)
+                and self.entry.get(func.name.value) is None
+                and end is not None
+                and end.kind == "return"
+            )
+            if (end is not None and not helper) or self._creates_or_removes(region):
+                consequential = True
+            elif helper:
                 consequential = self._helper_consequential(func)
             for st in dead:
                 self.dead_regions.append((st, pid_file))

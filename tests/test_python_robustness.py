@@ -1,0 +1,178 @@
+"""Python frontend: pre-filter, lazy libcst import, syntax errors and pathological files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from lockcheck.engine import analyze_text
+from lockcheck.frontends import python as pyfront
+
+
+def test_file_without_lock_tokens_never_imports_libcst(tmp_path):
+    script = tmp_path / "report.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import csv
+            import sys
+
+            def main(argv):
+                with open(argv[1]) as fh:
+                    rows = list(csv.reader(fh))
+                print(len(rows))
+
+            if __name__ == "__main__":
+                main(sys.argv)
+            """
+        )
+    )
+    probe = textwrap.dedent(
+        f"""
+        import sys
+        from lockcheck.engine import analyze_text
+        path = {str(script)!r}
+        facts, findings = analyze_text(path, open(path).read(), "python")
+        assert findings == [] and facts.language == "python"
+        print("libcst" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_file_with_lock_tokens_is_parsed_with_libcst(tmp_path):
+    probe = textwrap.dedent(
+        """
+        import sys
+        from lockcheck.engine import analyze_text
+        src = "import fcntl\\nfh = open('/var/lib/a.lock', 'a')\\nfcntl.flock(fh, fcntl.LOCK_EX)\\n"
+        facts, findings = analyze_text("job.py", src, "python")
+        assert len(facts.acquires) == 1
+        print("libcst" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+
+
+def test_prefilter_lets_lock_tokens_through():
+    for token in ("fcntl.flock", "open(p, 'x')", "os.O_EXCL", "os.makedirs", "psutil.pid_exists"):
+        assert pyfront.PREFILTER.search(token), token
+    assert not pyfront.PREFILTER.search("import csv\nprint(sum(range(10)))\n")
+
+
+def test_python2_file_is_a_parse_error_with_its_line():
+    src = 'import os\nprint "hello"\nos.remove("/tmp/x.lock")\n'
+    facts, findings = analyze_text("old.py", src, "python")
+    assert [(f.code, f.span.line) for f in findings] == [("LCK000", 2)]
+    assert "\n" not in findings[0].message
+
+
+def test_syntax_error_line_and_message():
+    src = textwrap.dedent(
+        """
+        import fcntl
+        import sys
+
+        def main(:
+            fcntl.flock(3, fcntl.LOCK_EX)
+        """
+    ).lstrip("\n")
+    facts, findings = analyze_text("broken.py", src, "python")
+    assert [(f.code, f.span.line) for f in findings] == [("LCK000", 4)]
+    assert facts.parse_errors[0].message.startswith("syntax error")
+
+
+def test_only_shebang_and_empty_files():
+    for src in ("#!/usr/bin/env python3\n", "", "#!/usr/bin/python\n# pid lock\n", "\n\n"):
+        facts, findings = analyze_text("x.py", src, "python")
+        assert findings == []
+        assert facts.acquires == []
+
+
+def test_null_bytes_are_a_parse_error():
+    facts, findings = analyze_text("x.py", "import os\x00\nos.remove('/tmp/a.lock')\n", "python")
+    assert [f.code for f in findings] == ["LCK000"]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "import fcntl\nx = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+        "import fcntl\nx = " + "+".join(["a"] * 50000) + "\n",
+        "import fcntl\nx = " + "[" * 150 + "]" * 150 + "\n",
+        "import fcntl\nx = " + "(" * 5000 + "1" + ")" * 5000 + "\nprint 'x'\n",
+        "import fcntl\n" + "".join(" " * i + "if x:\n" for i in range(120)) + " " * 120 + "pass\n",
+    ],
+    ids=["parens", "binop-chain", "lists-150", "parens-and-py2", "deep-indent"],
+)
+def test_deeply_nested_files_do_not_crash_or_hang(src):
+    t = time.monotonic()
+    facts, findings = analyze_text("deep.py", src, "python")
+    assert time.monotonic() - t < 30
+    assert {f.code for f in findings} <= {"LCK000"}
+    assert facts.acquires == []
+
+
+def test_deep_nesting_in_a_subprocess_does_not_segfault():
+    probe = (
+        "from lockcheck.engine import analyze_text\n"
+        "src = 'import fcntl\\nx = ' + '(' * 20000 + '1' + ')' * 20000 + '\\n'\n"
+        "f, fs = analyze_text('deep.py', src, 'python')\n"
+        "print([x.code for x in fs])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['LCK000']"
+
+
+def test_huge_generated_file_is_skipped_quickly():
+    src = "import os\nDATA = [\n" + "    {'pid': 1, 'name': 'x'},\n" * 100000 + "]\n"
+    assert len(src) > pyfront.MAX_CHARS
+    t = time.monotonic()
+    facts = pyfront.parse("data.py", src)
+    assert time.monotonic() - t < 2
+    assert facts.acquires == [] and facts.parse_errors == []
+
+
+def test_no_exception_escapes_parse(monkeypatch):
+    def boom(self):
+        raise RuntimeError("analysis bug")
+
+    monkeypatch.setattr(pyfront._Analyzer, "run", boom)
+    src = "import os, sys\ntry:\n    os.mkdir('/tmp/x.lock')  # keep\nexcept OSError:\n    sys.exit()\n"
+    facts = pyfront.parse("x.py", src)
+    assert facts.acquires == [] and facts.comments == {3: "# keep"}
+
+
+def test_crlf_line_endings():
+    src = (
+        "import os\r\ntry:\r\n    os.mkdir('/var/lib/a.lock')\r\nexcept OSError:\r\n    exit(0)\r\n"
+    )
+    facts, findings = analyze_text("crlf.py", src, "python")
+    assert [(f.code, f.span.line) for f in findings] == [("LCK101", 3), ("LCK401", 5)]
+    f = findings[1]
+    assert src[f.span.start : f.span.end] == "exit(0)"
+
+
+def test_newer_syntax_than_the_interpreter_is_not_flagged_when_libcst_reads_it():
+    # a match statement is valid for both; the point is that valid files give no LCK000
+    src = textwrap.dedent(
+        """
+        import os, sys
+        match sys.argv[1:]:
+            case ["--unlock"]:
+                os.remove("/var/lib/app/app.lock")
+            case _:
+                pass
+        """
+    )
+    _facts, findings = analyze_text("m.py", src, "python")
+    assert "LCK000" not in {f.code for f in findings}
