@@ -481,6 +481,7 @@ def cmd_scan(args) -> int:
                     continue
                 if stdin:  # the fixed text goes to stdout, the findings to stderr (as ruff)
                     stdin_fixed = res.fixed
+                    sources[r.display] = res.fixed
                     fixed.extend(res.applied)
                     new_findings.extend(remaining)
                     continue

@@ -165,7 +165,14 @@ def test_large_run_uses_the_pool_and_matches_serial(tmp_path, monkeypatch):
 
     assert summary(pooled) == summary(serial)
     assert sum(len(r.findings) for r in serial) >= 60
-    assert runner.POOL_THRESHOLD >= 100  # small runs stay in one process (start-up cost)
+    # small runs stay in one process (start-up cost): no pool is even created
+    import concurrent.futures
+
+    def no_pool(*a, **k):
+        raise AssertionError("a process pool for a small run")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
+    assert summary(runner.run(targets)) == summary(serial)
 
 
 def test_cli_main_entry_is_installed_script():
