@@ -804,7 +804,9 @@ class _Analyzer:
                     info = self.redirect_info(r)
                     if info and info[1] == "<":
                         return self.resolve(info[2])
-            return False
+                c = body
+            else:
+                return False
         if c.type == "command" and self.cmd_name(c) in ("cat", "head", "tail"):
             ops = [
                 a for a in self.cmd_args(c) if not _txt(a).startswith("-") and not _txt(a).isdigit()
@@ -2061,7 +2063,13 @@ class _Analyzer:
         stale = None
         if self.stale is not None:
             guard, skey = self.stale
-            if skey is None or skey == key or guard == "age":
+            if (
+                skey is None
+                or skey == key
+                or skey.startswith(key.rstrip("/") + "/")
+                or key in self.acq_keys
+                or guard == "age"
+            ):
                 stale = guard
         if self.in_trap:
             conditional = False
@@ -2620,6 +2628,16 @@ class _Analyzer:
                 self.add_acquire(acq)
                 self.acq_order[-1] = order
         flocked = {a.path.key() for a in acqs if a.kind is LockKind.FLOCK and a.path is not None}
+        # a stale-guarded removal is a lock breaker only for a lock, a pid file or a lock name
+        lockish = set(self.acq_keys) | {
+            c.pid_file.key() for c in self.facts.liveness if c.pid_file is not None
+        }
+        for r in self.facts.removals:
+            if r.stale_guard and r.path is not None:
+                k = r.path.key()
+                if k not in lockish and not LOCK_WORDS.search(k.rsplit("/", 1)[-1]):
+                    if not any(x.startswith(k.rstrip("/") + "/") for x in lockish):
+                        r.stale_guard = None
         # check-then-create: not for pre-created flock files nor never-removed markers
         keep = []
         for i, a in enumerate(acqs):
