@@ -1288,6 +1288,7 @@ class _Analyzer:
                 self.fds[key] = FdInfo(
                     path, self.span(cmd if cmd is not None else r), op in (">", ">|")
                 )
+                self.facts.created.append(path)
                 fdvar = None
                 continue
             if fd is not None and fd not in ("0", "1", "2") and dest is not None:
@@ -1300,6 +1301,7 @@ class _Analyzer:
                     else (cmd or r)
                 )
                 self.fds[fd] = FdInfo(path, self.span(span_node), op in (">", ">|"))
+                self.facts.created.append(path)
                 continue
             if fd in (None, "1", "2") and dest is not None:
                 d = _txt(dest)
@@ -1342,6 +1344,7 @@ class _Analyzer:
             if body.type in ("compound_statement", "subshell")
             else [(body, False)]
         )
+        frame.last = (stmts[-1][0].start_byte, stmts[-1][0].end_byte) if stmts else None
         self.walk_seq(stmts, tail=pos.tail)
         self.frames.pop()
 
@@ -1684,11 +1687,14 @@ class _Analyzer:
         acq = Acquire(LockKind.EXISTENCE, mechanism, path, self.span(cmd))
         acq.busy = self.busy_of(pos, cmd, fail_status)
         br = pos.on_fail
-        strong = pos.retry or (
+        # a skip (status 0 or EX_TEMPFAIL), a retry loop or a takeover reads as a lock; an
+        # error exit (`mkdir "$OUT" || exit 1`) only with a lock-like name or a later removal
+        skipping = (
             br is not None
             and not br.fallthrough
-            and (acq.busy is None or acq.busy.ends_run or self._branch_exits(br))
+            and (acq.busy is None or (acq.busy.status in (0, 75) and self._branch_exits(br)))
         )
+        strong = pos.retry or skipping
         weak = not strong and mechanism in ("mkdir", "ln", "noclobber >")
         if (
             self.facts.init_script
@@ -2403,6 +2409,17 @@ class _Analyzer:
     def liveness_file(
         self, node, pid_file, pos: Pos, alive_on_success: bool, negated: bool = False
     ) -> None:
+        fr = self.frames[-1] if self.frames else None
+        if (
+            not pos.tested
+            and fr is not None
+            and getattr(fr, "last", None) is not None
+            and fr.last[0] <= node.start_byte < fr.last[1]
+            and getattr(fr, "pos", None) is not None
+            and fr.pos.tested
+        ):
+            # the check is the function's last command: its status is the function's
+            pos = fr.pos
         neg = pos.negated ^ negated
         consequential = False
         if pos.tested:
@@ -2412,7 +2429,10 @@ class _Analyzer:
                 if br.fallthrough and not br.stmts:
                     continue
                 t = " ".join(_txt(n) for n, _ in (br.stmts[:3] if br.fallthrough else br.stmts))
-                if re.search(r"\b(exit|return|rm|rmdir|unlink|mkdir|touch|ln|kill)\b|>", t):
+                if re.search(
+                    r"\b(exit|return|rm|rmdir|unlink|mkdir|touch|ln)\b|(?<![\d&>])>>?(?![&>])\s*(?!/dev/)",
+                    t,
+                ):
                     consequential = True
         action = self.in_init_action()
         if action and "status" in action.split("|"):
