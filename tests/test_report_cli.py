@@ -114,3 +114,22 @@ def test_machine_formats_have_no_summary(cli, tree):
     for fmt in ("json", "json-lines", "sarif", "junit", "gitlab", "pylint", "rdjson", "github"):
         _, out, _ = cli("scan", "--output-format", fmt)
         assert "Found 2 errors" not in out, fmt
+
+
+def test_undecodable_bytes_keep_machine_formats_valid(tmp_path, monkeypatch, capsysbinary):
+    monkeypatch.chdir(tmp_path)
+    data = b'#!/bin/bash\nexec 9>"$XDG_RUNTIME_DIR/b.lock"\nflock -n 9 || exit 0 # caf\xe9\n'
+    (tmp_path / "jobs").mkdir()
+    with open(bytes(tmp_path / "jobs") + b"/nightly-\xff.sh", "wb") as fh:
+        fh.write(data)
+
+    def run(fmt: str) -> bytes:
+        assert main(["scan", "jobs", "--output-format", fmt]) == 1
+        return capsysbinary.readouterr().out
+
+    for fmt in ("json", "sarif", "gitlab", "rdjson"):
+        assert json.loads(run(fmt).decode("utf-8")), fmt  # valid UTF-8 and valid JSON
+    ET.fromstring(run("junit"))
+    # human output shows the bytes as they are
+    out = run("full")
+    assert b"jobs/nightly-\xff.sh:3:15: LCK401" in out and b"caf\xe9" in out

@@ -7,7 +7,9 @@ through :class:`ReportContext`, the text of the flagged files (source lines, edi
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -116,6 +118,24 @@ class ReportContext:
         if fix.applicability is Applicability.SAFE:
             return True
         return self.unsafe_fixes and fix.applicability is Applicability.UNSAFE
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(obj: object, **kwargs) -> str:
+    """JSON with non-ASCII text kept, but lone surrogates (undecodable bytes of a file or file
+    name, kept by ``surrogateescape``) written as ``\\udcXX`` escapes so that the output stays
+    valid UTF-8."""
+    text = json.dumps(obj, ensure_ascii=False, **kwargs)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def valid_utf8(text: str) -> str:
+    """Undecodable bytes shown as U+FFFD (for formats that must be valid UTF-8, e.g. XML)."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def one_line(text: str) -> str:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from ..baseline import fingerprint, stable_keys
 from ..model import Finding
-from . import ReportContext
+from . import ReportContext, json_text
 
 SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
 
@@ -29,4 +27,4 @@ def render(findings: list[Finding], ctx: ReportContext) -> str:
                 "severity": SEVERITY[f.severity.value],
             }
         )
-    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    return json_text(out, indent=2) + "\n"

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import json
-
 from ..model import Finding, Fix
-from . import ReportContext, rule_url
+from . import ReportContext, json_text, rule_url
 
 
 def _loc(row: int, col: int) -> dict:
@@ -41,4 +39,4 @@ def finding_json(f: Finding, ctx: ReportContext) -> dict:
 
 
 def render(findings: list[Finding], ctx: ReportContext) -> str:
-    return json.dumps([finding_json(f, ctx) for f in findings], indent=2, ensure_ascii=False) + "\n"
+    return json_text([finding_json(f, ctx) for f in findings], indent=2) + "\n"

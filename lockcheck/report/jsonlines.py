@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from ..model import Finding
-from . import ReportContext
+from . import ReportContext, json_text
 from .jsonfmt import finding_json
 
 
 def render(findings: list[Finding], ctx: ReportContext) -> str:
-    return "".join(
-        json.dumps(finding_json(f, ctx), ensure_ascii=False, sort_keys=True) + "\n"
-        for f in findings
-    )
+    return "".join(json_text(finding_json(f, ctx), sort_keys=True) + "\n" for f in findings)

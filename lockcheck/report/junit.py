@@ -7,7 +7,7 @@ from itertools import groupby
 from xml.sax.saxutils import escape, quoteattr
 
 from ..model import Finding
-from . import ReportContext
+from . import ReportContext, valid_utf8
 
 
 def render(findings: list[Finding], ctx: ReportContext) -> str:
@@ -41,4 +41,4 @@ def render(findings: list[Finding], ctx: ReportContext) -> str:
             out.append("        </testcase>")
         out.append("    </testsuite>")
     out.append("</testsuites>")
-    return "\n".join(out) + "\n"
+    return valid_utf8("\n".join(out) + "\n")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from ..model import Finding
-from . import ReportContext, rule_url
+from . import ReportContext, json_text, rule_url
 
 SEVERITY = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}
 
@@ -47,4 +45,4 @@ def render(findings: list[Finding], ctx: ReportContext) -> str:
         "severity": "WARNING",
         "source": {"name": "lockcheck", "url": "https://github.com/lockcheck/lockcheck"},
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc, indent=2) + "\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from functools import cache
@@ -11,7 +10,7 @@ from urllib.parse import quote
 
 from ..baseline import fingerprint, stable_keys
 from ..model import Finding, Fix
-from . import ReportContext, rule_url
+from . import ReportContext, json_text, rule_url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -81,7 +80,7 @@ def artifact(path: str, ctx: ReportContext) -> dict:
     rel = ctx.relpath(path)
     if rel.startswith("/") or os.path.isabs(rel):
         return {"uri": Path(ctx.abspath(path)).as_uri()}
-    return {"uri": quote(rel), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(rel.encode("utf-8", "surrogateescape")), "uriBaseId": "%SRCROOT%"}
 
 
 def _fix(f: Finding, fix: Fix, loc: dict, ctx: ReportContext) -> dict:
@@ -153,4 +152,4 @@ def render(findings: list[Finding], ctx: ReportContext) -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc, indent=2) + "\n"
