@@ -962,3 +962,64 @@ def test_noqa_and_disable_comments():
     facts, findings = run(src)
     assert 2 in facts.comments
     assert {(f.code, f.span.line) for f in findings if f.code == "LCK101"} == {("LCK101", 5)}
+
+
+def test_release_before_acquire_move_fix():
+    src = """
+        #!/bin/bash
+        LOCK=/srv/app/run.lock
+        trap 'rmdir "$LOCK"' EXIT
+        mkdir "$LOCK" 2>/dev/null || exit 75
+        work
+    """
+    facts, findings = run(src)
+    f = next(x for x in findings if x.code == "LCK203")
+    assert f.span.line == 3 and f.fix is not None
+    text = facts.text
+    for e in sorted(f.fix.edits, key=lambda e: -e.start):
+        text = text[: e.start] + e.content + text[e.end :]
+    lines = text.splitlines()
+    assert lines[2].startswith("mkdir") and lines[3] == "trap 'rmdir \"$LOCK\"' EXIT"
+    _, after = analyze_text("job.sh", text, "shell")
+    assert not any(x.code == "LCK203" for x in after)
+
+
+def test_busy_branch_resetting_the_trap_is_not_lck203():
+    src = """
+        #!/bin/bash
+        LOCK=/srv/app/run.lock
+        trap 'rmdir "$LOCK"' EXIT
+        if ! mkdir "$LOCK" 2>/dev/null; then
+          trap - EXIT
+          exit 75
+        fi
+    """
+    assert not any(c in ("LCK203", "LCK202") for c, _ in hits(src))
+
+
+def test_error_exit_mkdir_of_output_is_not_a_lock():
+    src = """
+        #!/bin/bash
+        OUT="/srv/reports/$(date +%F)"
+        mkdir "$OUT" || exit 1
+        ln -s "$OUT" /srv/reports/latest.new || exit 1
+        generate > "$OUT/report.html"
+    """
+    assert hits(src) == set()
+
+
+def test_liveness_through_function_status():
+    src = """
+        #!/bin/bash
+        PIDFILE=/var/run/app.pid
+        is_running() {
+          [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null
+        }
+        if is_running; then
+          echo "already running" >&2
+          exit 0
+        fi
+        if kill -0 "$(cat "$PIDFILE")"; then echo "up" >&2; fi
+    """
+    h = hits(src)
+    assert ("LCK105", 4) in h and ("LCK105", 10) not in h

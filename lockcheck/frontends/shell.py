@@ -241,6 +241,8 @@ class _Analyzer:
         self.inode_recheck = False
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
+        self.top_stmt = None
+        self.acq_top: list = []
         self.cte_acqs: list[int] = []
         self.called_uncond: set[str] = set()
         self.trap_keys: set[str] = set()
@@ -419,6 +421,8 @@ class _Analyzer:
             pos = Pos(tail=tail and i == n - 1, rest=rest, background="&" if bg else None)
             if bg:
                 self.cond_depth += 1
+            if not self.frames and self.offmap is None and self.cond_depth == 0:
+                self.top_stmt = node
             self.stmt(node, pos)
             if bg:
                 self.cond_depth -= 1
@@ -1366,6 +1370,7 @@ class _Analyzer:
         self.facts.acquires.append(acq)
         self.acq_order.append(self.order)
         self.acq_keys.append(acq.path.key() if acq.path else "")
+        self.acq_top.append(self.top_stmt if self.offmap is None else None)
         return idx
 
     def in_init_action(self) -> str | None:
@@ -2506,6 +2511,18 @@ class _Analyzer:
         keys = set(self.trap_keys)
         ev = TrapEvent(self.order, is_exit, keys, cmd, self.span(cmd))
         ev.before_exit = False
+        top = self.top_stmt
+        ev.top = (
+            top
+            if top is not None
+            and not self.frames
+            and self.cond_depth == 0
+            and self.offmap is None
+            and top.start_byte <= cmd.start_byte
+            and cmd.end_byte <= top.end_byte
+            and top.type in ("command", "redirected_statement")
+            else None
+        )
         ev.removals = self.facts.removals[removals_before:]
         if self._trap_only_removal and len(ev.removals) == 1:
             whole = self.drop_fix(cmd, None, 1)
@@ -2675,6 +2692,7 @@ class _Analyzer:
             self.facts.acquires = [acqs[i] for i in keep]
             self.acq_order = [self.acq_order[i] for i in keep]
             self.acq_keys = [self.acq_keys[i] for i in keep]
+            self.acq_top = [self.acq_top[i] for i in keep]
             for lst in (self.pending_bg, self.facts.backgrounds):
                 bgs = []
                 for b in lst:
@@ -2711,8 +2729,31 @@ class _Analyzer:
                     (r.path for r in ev.removals if r.path is not None and r.path.key() == key),
                     None,
                 )
-                self.facts.hooks.append(ReleaseHook(path, ev.span, "trap", tuple(active)))
+                self.facts.hooks.append(
+                    ReleaseHook(path, ev.span, "trap", tuple(active), self._move_fix(ev, active))
+                )
         self.facts.backgrounds.extend(self.pending_bg)
+
+    def _move_fix(self, ev: TrapEvent, active) -> FixTemplate | None:
+        """Move a top-level trap to just after the top-level statement that acquires."""
+        if not active or getattr(ev, "top", None) is None:
+            return None
+        target = self.acq_top[active[0]] if active[0] < len(self.acq_top) else None
+        if target is None or target.start_byte <= ev.top.start_byte:
+            return None
+        t = self.text
+        s, e = self._c(ev.top.start_byte), self._c(ev.top.end_byte)
+        ls = t.rfind("\n", 0, s) + 1
+        le = t.find("\n", e)
+        if t[ls:s].strip() or (le >= 0 and t[e:le].strip()):
+            return None
+        le = len(t) if le < 0 else le + 1
+        end = self._c(target.end_byte)
+        indent = t[ls:s]
+        return FixTemplate(
+            "install the release only after the lock is acquired",
+            (Edit(ls, le, ""), Edit(end, end, "\n" + indent + t[s:e])),
+        )
 
     def _trap_in_effect(self, ev: TrapEvent, order: int) -> bool:
         for other in self.traps:
