@@ -120,6 +120,17 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
             f"{type(exc).__name__}: {exc}".rstrip()
         )
         return res
+    try:  # suggestions and fixes the frontend left empty (as engine.analyze_text does)
+        from .fix.suggest import enrich
+
+        enrich(facts, target.settings.skip_exit_code)
+    except ImportError:
+        pass
+    except Exception as exc:  # findings without suggestions beat no findings
+        res.warning = (
+            f"{target.display}: internal error while building fix suggestions: "
+            f"{type(exc).__name__}: {exc}"
+        )
     try:
         from .engine import analyze_facts
 

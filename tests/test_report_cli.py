@@ -133,3 +133,40 @@ def test_undecodable_bytes_keep_machine_formats_valid(tmp_path, monkeypatch, cap
     # human output shows the bytes as they are
     out = run("full")
     assert b"jobs/nightly-\xff.sh:3:15: LCK401" in out and b"caf\xe9" in out
+
+
+def test_cli_findings_match_the_engine_api(cli, tmp_path):
+    """The runner must give exactly what ``engine.analyze_text`` gives (suggestions too)."""
+    from lockcheck.engine import analyze_text
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    scripts = {p.name: p.read_text() for p in sorted(examples.rglob("*.sh"))[:12]}
+    scripts["old.sh"] = (
+        "#!/bin/bash\nLOCKDIR=/var/lib/report/lock\n"
+        'if ! mkdir "$LOCKDIR" 2>/dev/null; then\n  logger -t report busy\n  exit 75\nfi\n'
+        "trap 'rmdir \"$LOCKDIR\"' EXIT\ngenerate-report\n"
+    )
+    scripts["sync.sh"] = SYNC
+    for name, text in scripts.items():
+        (tmp_path / name).write_text(text)
+    _, out, _ = cli("scan", "--isolated", "--output-format", "json", *scripts)
+    got = sorted(
+        (
+            Path(d["filename"]).name,
+            d["code"],
+            d["location"]["row"],
+            d["location"]["column"],
+            bool(d["fix"]),
+            bool(d["suggestion"]),
+        )
+        for d in json.loads(out)
+    )
+    want = []
+    for name, text in scripts.items():
+        _, findings = analyze_text(name, text, "shell")
+        want += [
+            (name, f.code, f.span.line, f.span.col, f.fix is not None, f.suggestion is not None)
+            for f in findings
+        ]
+    assert got == sorted(want)
+    assert ("old.sh", "LCK101", 3, 6, False, True) in got
