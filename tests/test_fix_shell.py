@@ -421,3 +421,70 @@ def test_pid_liveness_and_kill_get_flock_advice():
     assert facts.liveness and all("flock" in c.suggestion.message for c in facts.liveness)
     assert "exit 70" in facts.liveness[0].suggestion.message
     assert facts.kills and all(k.suggestion is not None for k in facts.kills)
+
+
+NOCLOBBER = sh(
+    """
+    #!/bin/bash
+    LOCK=/srv/run/job.lock
+    set -o noclobber
+    if ! { echo $$ > "$LOCK"; } 2>/dev/null; then
+        echo "busy" >&2
+        exit 75
+    fi
+    trap 'rm -f "$LOCK"' EXIT
+    work
+    """
+)
+
+
+def test_noclobber_suggestion_replaces_the_redirection_and_drops_the_trap():
+    after = _suggestion(NOCLOBBER, "LCK101")
+    assert after.startswith(
+        sh(
+            """
+            #!/bin/bash
+            LOCK=/srv/run/job.lock
+            set -o noclobber
+            exec 9>>"$LOCK"
+            if ! { flock -n 9; } 2>/dev/null; then
+                echo "busy" >&2
+            """
+        )
+    )
+    assert after.endswith("    exit 75\nfi\nwork\n")
+    assert "trap" not in after and "echo $$" not in after
+
+
+ONEDRIVE = sh(
+    """
+    #!/bin/sh
+    acquire() {
+        while ! ln -s "$$" "$HOME/OneDrive/state/job.lock" 2>/dev/null; do
+            sleep 5
+        done
+    }
+    acquire
+    trap 'rm -f "$HOME/OneDrive/state/job.lock"; echo bye' EXIT
+    work
+    """
+)
+
+
+def test_suggestion_keeps_the_other_parts_of_a_cleanup_trap():
+    after = _suggestion(ONEDRIVE, "LCK102")
+    assert after == sh(
+        """
+        #!/bin/sh
+        acquire() {
+            exec 9>>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/job.lock"
+            while ! flock -n 9 2>/dev/null; do
+                sleep 5
+            done
+        }
+        acquire
+        trap 'echo bye' EXIT
+        work
+        """
+    )
+    assert codes(analyze_text("job.sh", after, "shell")[1]) == []

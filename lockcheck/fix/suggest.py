@@ -46,6 +46,7 @@ from ..paths import (
     shared_tmp_dir,
     synced_reason,
 )
+from .apply import apply_edits
 
 FD = 9
 RUNTIME_DIR_SH = "${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"
@@ -231,7 +232,14 @@ class _Shell:
                 return None
             edits.append(d)
         else:
-            edits.append(_E(acq.span.start, acq.span.end, f"flock -n {FD}"))
+            a_start, a_end = acq.span.start, acq.span.end
+            m = re.match(r"\{\s*", text[a_start:a_end])
+            if m:  # a span that takes in the brace of `{ echo $$ > L; }`
+                a_start += m.end()
+            m = _REDIRS.match(text, a_end, line_end(text, a_end))
+            if m and re.search(r"(?<![0-9&])>(?!&)", m.group(0)):
+                a_end = m.end()  # the noclobber `> L` is the acquire itself
+            edits.append(_E(a_start, a_end, f"flock -n {FD}"))
         edits.insert(0, _E(ls, ls, open_line))
         # the busy branch: the configured skip code, and a durable record
         busy = acq.busy
@@ -250,6 +258,9 @@ class _Shell:
         for rm in self.facts.removals:
             if not same_path(rm.path, acq.path) or rm.stale_guard:
                 continue
+            if rm.drop_fix is not None and rm.drop_fix.edits:
+                edits.extend(rm.drop_fix.render(code=self.code))
+                continue
             if rm.via == "trap":
                 hook = rm.hook_span
                 if hook is None or not _ok_span(text, hook) or not self._trap_only_removes(hook):
@@ -262,7 +273,7 @@ class _Shell:
             if d is not None:
                 edits.append(d)
         edits = _dedupe(edits)
-        if edits is None:
+        if edits is None or not _shell_ok(text, edits):
             return None
         msg = f"Hold a flock on fd {FD} instead of the {acq.mechanism} lock; keep the lock file"
         if note:
@@ -654,11 +665,13 @@ class _Python:
             d = self._drop_stmt(rm.span.start)
             if d is not None:
                 edits.append(d)
+            elif rm.drop_fix is not None and rm.drop_fix.edits:
+                edits.extend(rm.drop_fix.render(code=self.code))
         imp = _import_edit(text, self.tree, modules)
         if imp is not None:
             edits.append(_E(imp.start, imp.end, imp.content))
         edits = _dedupe(edits)
-        if edits is None:
+        if edits is None or not _python_ok(text, edits):
             return None
         msg = f"Hold an fcntl.flock instead of the {acq.mechanism} lock; keep the lock file"
         if note:
@@ -727,11 +740,13 @@ class _Python:
             d = self._drop_stmt(rm.span.start)
             if d is not None:
                 edits.append(d)
+            elif rm.drop_fix is not None and rm.drop_fix.edits:
+                edits.extend(rm.drop_fix.render(code=self.code))
         imp = _import_edit(text, self.tree, ["fcntl", "os"])
         if imp is not None:
             edits.append(imp)
         edits = _dedupe(edits)
-        if edits is None:
+        if edits is None or not _python_ok(text, edits):
             return None
         msg = "Hold an fcntl.flock instead of testing for the file and creating it"
         if note:
@@ -792,6 +807,32 @@ def _advice_fields(facts: FileFacts, code: int = 75) -> None:
 
 def _E(start: int, end: int, content: str) -> Edit:  # noqa: N802
     return Edit(start, end, content)
+
+
+def _shell_ok(text: str, edits) -> bool:
+    """The rewritten script parses (as well as the original did)."""
+    try:
+        import tree_sitter_bash
+        from tree_sitter import Language, Parser
+    except ImportError:  # pragma: no cover - tree-sitter is a dependency
+        return True
+    parser = Parser(Language(tree_sitter_bash.language()))
+
+    def broken(src: str) -> bool:
+        return parser.parse(src.encode("utf-8", "surrogateescape")).root_node.has_error
+
+    try:
+        return not broken(apply_edits(text, edits)) or broken(text)
+    except ValueError:
+        return False
+
+
+def _python_ok(text: str, edits) -> bool:
+    try:
+        ast.parse(apply_edits(text, edits))
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _dedupe(edits: list[Edit]) -> list[Edit] | None:
