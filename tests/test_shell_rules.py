@@ -1023,3 +1023,46 @@ def test_liveness_through_function_status():
     """
     h = hits(src)
     assert ("LCK105", 4) in h and ("LCK105", 10) not in h
+
+
+def test_classic_pid_lock_idiom():
+    src = """
+        #!/bin/bash
+        LOCKFILE=/tmp/lock.txt
+        if [ -e ${LOCKFILE} ] && kill -0 `cat ${LOCKFILE}`; then
+            echo "already running"
+            exit
+        fi
+        trap "rm -f ${LOCKFILE}; exit" INT TERM EXIT
+        echo $$ > ${LOCKFILE}
+        work
+        rm -f ${LOCKFILE}
+    """
+    h = hits(src)
+    assert {("LCK105", 3), ("LCK401", 5), ("LCK103", 8), ("LCK502", 8)} <= h
+    # the trap comes after the busy branch; the final rm is the release, not a breaker
+    assert not any(c in ("LCK203", "LCK106", "LCK107", "LCK202") for c, _ in h)
+
+
+def test_flock_in_lock_function_with_exiting_helper():
+    src = """
+        #!/bin/bash
+        LOCKFILE="$XDG_RUNTIME_DIR/sync.lock"
+        eexit() {
+          echo "$1" >&2
+          exit 0
+        }
+        lock() {
+          exec 200<>"$LOCKFILE"
+          flock -n 200 && return 0 || return 1
+        }
+        main() {
+          lock || eexit "Only one instance can run"
+          sync_all
+        }
+        main "$@"
+    """
+    facts, findings = run(src)
+    acq = facts.acquires[0]
+    assert acq.busy is not None and acq.busy.status == 0 and acq.busy.ends_run
+    assert ("LCK401", 12) in {(f.code, f.span.line) for f in findings}

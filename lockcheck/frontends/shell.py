@@ -170,6 +170,7 @@ class Pos:
     retry: bool = False  # condition of a retry loop (while ! acquire; do sleep; done)
     background: str | None = None
     negated: bool = False
+    chain_success: Branch | None = None  # `a && b` as a condition: what runs when both hold
 
 
 @dataclass
@@ -426,6 +427,10 @@ class _Analyzer:
             self.stmt(node, pos)
             if bg:
                 self.cond_depth -= 1
+            if applied:
+                # `if alive; then exit; fi` guards only the statement right after it
+                self.stale = saved_stale
+                applied = False
             if self.stale_rest is not None:
                 self.stale = self.stale_rest
                 self.stale_rest = None
@@ -571,6 +576,7 @@ class _Analyzer:
                 on_success=Branch([(right, False)], 0, frame=fr, tail=pos.tail),
                 tail=False,
                 rest=Rest(pos.rest, 0, ((right, False),)),
+                chain_success=pos.on_success if pos.tested else None,
             )
             self.stmt(left, lp)
             saved = self.stale
@@ -1184,6 +1190,8 @@ class _Analyzer:
         if name == "disown":
             self.background_at(cmd, "disown")
             return
+        if name == "lockfile-touch":
+            background = None  # refreshes the lock's age; killed before the release
         if background and cmd is not None:
             closes = any(
                 (self.redirect_info(r) or (None, ""))[1] in (">&-", "<&-") for r in redirects
@@ -2244,7 +2252,7 @@ class _Analyzer:
         # check-then-create: a test of this path that leads to a skip/exit came before
         key = path.key()
         for c in self.cte:
-            tkey, tnode, _order, done = c[0], c[1], c[2], c[3]
+            tkey, tnode, order, done = c[0], c[1], c[2], c[3]
             if tkey == key and not done[0]:
                 done[0] = True
                 busy = c[4]
@@ -2263,6 +2271,7 @@ class _Analyzer:
                 if idx is not None:
                     self.held.append(idx)
                     self.cte_acqs.append(idx)
+                    self.acq_order[idx] = order  # the busy branch runs at the test
 
     # ------------------------------------------------------------------ tests
     def test_text_ops(self, node) -> list[tuple[str, object]]:
@@ -2317,6 +2326,16 @@ class _Analyzer:
             if exists_br is None:
                 continue
             busy = self.branch_outcome(exists_br, 0, node)
+            if (
+                busy is None
+                and not negated
+                and pos.chain_success is not None
+                and exists_br.stmts
+                and re.match(r"\s*(!\s*)?(kill|ps|pgrep|\[|test)\b", _txt(exists_br.stmts[0][0]))
+            ):
+                # `[ -e L ] && kill -0 "$(cat L)"` as a condition: the branch is the `then`
+                exists_br = pos.chain_success
+                busy = self.branch_outcome(exists_br, 0, node)
             if exists_br.fallthrough:
                 if busy is None or not busy.ends_run:
                     continue
