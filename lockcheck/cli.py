@@ -108,54 +108,133 @@ def build_parser() -> Parser:
     sub = p.add_subparsers(dest="command", parser_class=Parser)
 
     s = sub.add_parser("scan", help="check files and directories")
-    s.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
-    s.add_argument("--select", type=_codes_list, action="append", metavar="CODES")
-    s.add_argument("--ignore", type=_codes_list, action="append", metavar="CODES")
-    s.add_argument("--extend-select", type=_codes_list, action="append", metavar="CODES")
-    s.add_argument("--exclude", type=_patterns, action="append", metavar="PATTERNS")
-    s.add_argument("--extend-exclude", type=_patterns, action="append", metavar="PATTERNS")
     s.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or directories (default: .); '-': stdin"
+    )
+    sel = s.add_argument_group("rule selection")
+    sel.add_argument(
+        "--select",
+        type=_codes_list,
+        action="append",
+        metavar="CODES",
+        help="comma-separated codes or prefixes to enable (replaces the configured list; ALL)",
+    )
+    sel.add_argument(
+        "--extend-select",
+        type=_codes_list,
+        action="append",
+        metavar="CODES",
+        help="codes or prefixes to enable in addition",
+    )
+    sel.add_argument(
+        "--ignore",
+        type=_codes_list,
+        action="append",
+        metavar="CODES",
+        help="codes or prefixes to disable",
+    )
+    files = s.add_argument_group("file selection")
+    files.add_argument(
+        "--exclude",
+        type=_patterns,
+        action="append",
+        metavar="PATTERNS",
+        help="comma-separated gitignore-style patterns (replaces the default list)",
+    )
+    files.add_argument(
+        "--extend-exclude",
+        type=_patterns,
+        action="append",
+        metavar="PATTERNS",
+        help="patterns to exclude in addition to the default list",
+    )
+    files.add_argument(
         "--force-exclude",
         action="store_true",
         help="apply exclude patterns to files named on the command line too",
     )
-    s.add_argument("--output-format", choices=list(FORMATS), metavar="FORMAT")
-    s.add_argument("-o", "--output-file", metavar="FILE")
-    s.add_argument("--statistics", action="store_true")
-    s.add_argument("--config", metavar="FILE")
-    s.add_argument("--isolated", action="store_true", help="ignore all configuration files")
-    s.add_argument("--fail-on", choices=FAIL_ON)
-    s.add_argument("--skip-exit-code", type=_exit_code, metavar="N")
-    s.add_argument("--synced-path", action="append", default=[], metavar="DIR")
-    s.add_argument("-q", "--quiet", action="store_true")
-    s.add_argument("-s", "--silent", action="store_true")
-    s.add_argument("-e", "--exit-zero", action="store_true")
-    s.add_argument("--no-color", action="store_true")
-    s.add_argument("--version", action="store_true")
-    s.add_argument("--show-files", action="store_true")
-    s.add_argument("--fix", action="store_true")
-    s.add_argument("--unsafe-fixes", action="store_true")
-    s.add_argument("--diff", action="store_true")
-    s.add_argument("--show-fixes", action="store_true")
-    s.add_argument("--baseline", metavar="FILE")
-    s.add_argument("--write-baseline", metavar="FILE")
-    s.add_argument("--diff-base", metavar="REF")
-    s.add_argument(
+    files.add_argument(
+        "--diff-base",
+        metavar="REF",
+        help="check only files changed since the git ref (plus uncommitted and untracked)",
+    )
+    files.add_argument(
         "--stdin-filename",
         metavar="PATH",
         help="the name of the file read from standard input (PATH '-')",
     )
+    files.add_argument(
+        "--show-files", action="store_true", help="list the files that would be checked"
+    )
+    cfg = s.add_argument_group("configuration")
+    cfg.add_argument("--config", metavar="FILE", help="use this configuration file only")
+    cfg.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    cfg.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="lowest severity that fails the run (default: warning; strict = true: info)",
+    )
+    cfg.add_argument(
+        "--skip-exit-code",
+        type=_exit_code,
+        metavar="N",
+        help="status a run that could not get the lock should exit with (default: 75)",
+    )
+    cfg.add_argument(
+        "--synced-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="treat DIR as a synced or network location (repeatable)",
+    )
+    output = s.add_argument_group("output")
+    output.add_argument(
+        "--output-format",
+        choices=list(FORMATS),
+        metavar="FORMAT",
+        help=f"{', '.join(FORMATS)} (default: full; env LOCKCHECK_OUTPUT_FORMAT)",
+    )
+    output.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE")
+    output.add_argument("--statistics", action="store_true", help="count findings per rule")
+    output.add_argument("-q", "--quiet", action="store_true", help="print findings only")
+    output.add_argument("-s", "--silent", action="store_true", help="print nothing")
+    output.add_argument("--no-color", action="store_true", help="never use colors")
+    output.add_argument(
+        "-e",
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even with findings (errors still exit 2)",
+    )
+    output.add_argument("--version", action="store_true", help="print the version and exit")
+    fixes = s.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", help="apply safe fixes")
+    fixes.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply (with --fix) or show as available the unsafe fixes",
+    )
+    fixes.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as diffs and write nothing (exit 1 when there is one)",
+    )
+    fixes.add_argument(
+        "--show-fixes", action="store_true", help="list fixes and suggestions per finding"
+    )
+    base = s.add_argument_group("baselines")
+    base.add_argument("--baseline", metavar="FILE", help="report only findings not in FILE")
+    base.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE")
 
     r = sub.add_parser("rule", help="explain a rule")
-    r.add_argument("code", nargs="?")
-    r.add_argument("--all", action="store_true")
+    r.add_argument("code", nargs="?", help="a rule code, e.g. LCK401")
+    r.add_argument("--all", action="store_true", help="list every rule")
     r.add_argument("--output-format", choices=("text", "json"), default="text")
 
     i = sub.add_parser("init", help="print a lock wrapper template")
     g = i.add_mutually_exclusive_group()
     g.add_argument("--shell", dest="language", action="store_const", const="shell")
     g.add_argument("--python", dest="language", action="store_const", const="python")
-    i.add_argument("--slot", default="job", metavar="NAME")
+    i.add_argument("--slot", default="job", metavar="NAME", help="the lock's name (default: job)")
 
     sub.add_parser("version", help="print the version")
     return p
