@@ -654,6 +654,8 @@ def cmd_scan(args) -> int:
             _write(sys.stderr, report)
     elif args.output_file:
         try:
+            parent = os.path.dirname(os.path.abspath(args.output_file))
+            os.makedirs(parent, exist_ok=True)
             with open(args.output_file, "wb") as fh:
                 fh.write(report.encode("utf-8", "surrogateescape"))
         except OSError as exc:

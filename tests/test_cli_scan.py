@@ -326,9 +326,9 @@ def test_output_format_from_environment_and_output_file(cli, tmp_path, monkeypat
     monkeypatch.setenv("LOCKCHECK_OUTPUT_FORMAT", "pylint")
     _, out, _ = cli("scan")
     assert out.startswith("backup.sh:4: [LCK401] ")
-    status, out, _ = cli("scan", "--output-format", "json", "--output-file", "report.json")
+    status, out, _ = cli("scan", "--output-format", "json", "--output-file", "out/report.json")
     assert status == 1 and out == ""
-    assert json.loads((tmp_path / "report.json").read_text())[0]["code"] == "LCK401"
+    assert json.loads((tmp_path / "out/report.json").read_text())[0]["code"] == "LCK401"
     monkeypatch.setenv("LOCKCHECK_OUTPUT_FORMAT", "yaml")
     status, _, err = cli("scan")
     assert status == 2 and "LOCKCHECK_OUTPUT_FORMAT" in err
