@@ -58,7 +58,14 @@ class FixTemplate:
     edits: tuple[Edit, ...]
 
     def render(self, **values: object) -> tuple[Edit, ...]:
-        return tuple(Edit(e.start, e.end, e.content.format(**values)) for e in self.edits)
+        """The edits with ``{name}`` placeholders replaced (no other brace is touched)."""
+        out = []
+        for e in self.edits:
+            content = e.content
+            for name, value in values.items():
+                content = content.replace("{" + name + "}", str(value))
+            out.append(Edit(e.start, e.end, content))
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -109,9 +116,9 @@ class PathExpr:
             elif p.kind is PartKind.HOME:
                 out.append("~")
             elif p.kind is PartKind.VAR:
-                out.append("${%s}" % p.value)
+                out.append("${" + p.value + "}")
             else:
-                out.append("<%s>" % p.kind.value)
+                out.append("<" + p.kind.value + ">")
         return "".join(out)
 
     def key(self) -> str:

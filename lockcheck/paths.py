@@ -83,7 +83,9 @@ def _prefix_text(parts: tuple[Part, ...]) -> str | None:
     return s or None
 
 
-def synced_reason(path: PathExpr | None, extra_roots: list[str] | tuple[str, ...] = ()) -> str | None:
+def synced_reason(
+    path: PathExpr | None, extra_roots: list[str] | tuple[str, ...] = ()
+) -> str | None:
     """Why the path is synced or network, or None."""
     if path is None:
         return None

@@ -74,6 +74,13 @@ def run_checks(facts: FileFacts, settings: Settings, codes: set[str]) -> Iterato
             yield from r.check(ctx)
 
 
+def shown(template) -> Fix | None:
+    """A frontend's or enricher's FixTemplate offered as a suggestion (never applied)."""
+    if template is None:
+        return None
+    return Fix(Applicability.SUGGESTION, template.message, template.edits)
+
+
 def rule_url(code: str) -> str:
     return f"https://github.com/lockcheck/lockcheck/blob/main/rules/{code}.md"
 

@@ -114,7 +114,7 @@ def exit_trap_overrides_status(ctx: Context):
             "LCK404",
             ov.span,
             f"the EXIT trap ends with `{ov.detail}`: every run, done, skipped or failed, "
-            "reports the same status; save `rc=$?` first and `exit \"$rc\"`, or use a bare "
+            'reports the same status; save `rc=$?` first and `exit "$rc"`, or use a bare '
             "`exit`",
             suggestion=sugg,
         )

@@ -10,7 +10,7 @@ from ..paths import (
     script_relative,
     shared_tmp_dir,
 )
-from . import Context, rule
+from . import Context, rule, shown
 
 
 @rule(
@@ -80,4 +80,5 @@ def predictable_lock_in_shared_tmp(ctx: Context):
             acq.open_span or acq.span,
             f"lock `{acq.path.render()}` has a predictable name in world-writable {where}: "
             f"{harm}; use `$XDG_RUNTIME_DIR` (or /run/user/$UID) and {todo}",
+            suggestion=shown(acq.placement_suggestion),
         )

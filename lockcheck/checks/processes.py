@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import LockKind
-from . import Context, rule
+from . import Context, rule, shown
 
 
 @rule(
@@ -23,6 +23,7 @@ def pid_liveness_check(ctx: Context):
             "judges the lock holder alive from a stored PID: a PID means nothing in another "
             "sandbox, container or host and is reused, so the job skips forever or runs twice; "
             "use flock, which needs no PID",
+            suggestion=shown(chk.suggestion),
         )
 
 
@@ -42,6 +43,7 @@ def kill_stored_pid(ctx: Context):
             kill.span,
             f"sends {kill.signal} to a PID read from a file: the PID may now belong to an "
             "unrelated process; use flock so that no holder has to be killed",
+            suggestion=shown(kill.suggestion),
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import Applicability, Fix, LockKind
 from ..paths import glob_matches, is_dependency_lockfile, lockish_name, same_path
-from . import Context, rule
+from . import Context, rule, shown
 
 
 @rule(
@@ -39,6 +39,7 @@ def stale_lock_breaker(ctx: Context):
             rm.span,
             f"{verb} the lock{where} as stale misfires: {why}; use flock, which is "
             "released when its holder dies, and drop the breaker",
+            suggestion=shown(rm.suggestion),
         )
 
 
@@ -124,5 +125,3 @@ def fixed_probe_name(ctx: Context):
             "to the name",
             fix=fix,
         )
-
-
