@@ -1066,3 +1066,24 @@ def test_flock_in_lock_function_with_exiting_helper():
     acq = facts.acquires[0]
     assert acq.busy is not None and acq.busy.status == 0 and acq.busy.ends_run
     assert ("LCK401", 12) in {(f.code, f.span.line) for f in findings}
+
+
+def test_subshell_exit_ends_only_the_subshell():
+    src = """
+        #!/bin/bash
+        (
+          flock -n 9 || exit 0
+          refresh_cache
+        ) 9<>"$XDG_RUNTIME_DIR/cache.lock"
+        publish_report
+    """
+    assert not any(c == "LCK401" for c, _ in hits(src))
+    src2 = """
+        #!/bin/bash
+        prepare
+        (
+          flock -n 9 || exit 0
+          refresh_cache
+        ) 9<>"$XDG_RUNTIME_DIR/cache.lock"
+    """
+    assert ("LCK401", 4) in hits(src2)

@@ -243,6 +243,7 @@ class _Analyzer:
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
         self.top_stmt = None
+        self.subshells: list[Pos] = []
         self.acq_top: list = []
         self.cte_acqs: list[int] = []
         self.called_uncond: set[str] = set()
@@ -740,7 +741,11 @@ class _Analyzer:
         stmts = self.statements(node)
         subshell = node.type == "subshell"
         env_saved = dict(self.env) if subshell else None
+        if subshell:
+            self.subshells.append(pos)
         self.walk_seq(stmts, tail=pos.tail or subshell)
+        if subshell:
+            self.subshells.pop()
         if env_saved is not None:
             self.env = env_saved
         for fd in opened:
@@ -1445,7 +1450,13 @@ class _Analyzer:
             if kind == "exit":
                 exit_node, arg, fix = info
                 st = last if arg == "" else self.number_of(arg)
-                return BusyBranch(self.span(exit_node), True, st, durable, lsb, fix)
+                ends = True
+                if self.subshells and not self.in_trap:
+                    # exit leaves only the subshell: the run ends if the subshell is last or
+                    # its failure stops the script
+                    sp = self.subshells[-1]
+                    ends = sp.tail or (self.set_e and st != 0 and not sp.tested)
+                return BusyBranch(self.span(exit_node), ends, st, durable, lsb, fix)
             if kind == "return":
                 exit_node, arg, _fix = info
                 st = last if arg == "" else self.number_of(arg)
@@ -2500,7 +2511,7 @@ class _Analyzer:
 
     # ------------------------------------------------------------------ traps
     def trap_(self, cmd, args, pos: Pos) -> None:
-        if not args:
+        if not args or self.in_trap:
             return
         argt = [_txt(a) for a in args]
         if argt[0] in ("-p", "-l"):
