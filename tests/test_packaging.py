@@ -267,3 +267,40 @@ def test_readme_snippets_are_valid(tmp_path):
         "# lockcheck: disable-file=LCK401",
     ):
         assert comment in README
+
+
+def test_readme_configuration_example_is_accepted(tmp_path):
+    toml = re.findall(r"^```toml\n(.*?)^```", _section("Configuration"), re.M | re.S)
+    assert len(toml) == 1
+    (tmp_path / "pyproject.toml").write_text(toml[0])
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "fetch.sh").write_text(
+        "#!/bin/bash\n"
+        'exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/fetch.lock"\n'
+        "flock -n 9 || exit 0\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--output-format", "concise", "jobs"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, NO_COLOR="1"),
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # read without error, finding kept
+    assert "LCK401" in proc.stdout
+
+
+def test_readme_suppression_example_suppresses():
+    from lockcheck.engine import analyze_text
+
+    block = re.findall(r"^```bash\n(.*?)^```", _section("Suppressing findings"), re.M | re.S)[0]
+    head = '#!/bin/bash\nexec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/x.lock"\n'
+    _facts, findings = analyze_text("jobs/x.sh", head + block, "shell")
+    assert not [f for f in findings if f.code == "LCK401"]
+    # and without the comments both lines are flagged
+    plain = "\n".join(
+        line.split("#")[0].rstrip() for line in block.splitlines() if not line.startswith("#")
+    )
+    _facts, findings = analyze_text("jobs/x.sh", head + plain + "\n", "shell")
+    assert len([f for f in findings if f.code == "LCK401"]) == 2
