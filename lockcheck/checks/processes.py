@@ -41,7 +41,7 @@ def kill_stored_pid(ctx: Context):
         yield ctx.finding(
             "LCK108",
             kill.span,
-            f"sends {kill.signal} to a PID read from a file: the PID may now belong to an "
+            f"sends signal {kill.signal} to a PID read from a file: the PID may now belong to an "
             "unrelated process; use flock so that no holder has to be killed",
             suggestion=shown(kill.suggestion),
         )
