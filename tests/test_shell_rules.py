@@ -1087,3 +1087,20 @@ def test_subshell_exit_ends_only_the_subshell():
         ) 9<>"$XDG_RUNTIME_DIR/cache.lock"
     """
     assert ("LCK401", 4) in hits(src2)
+
+
+def test_foreign_removal_in_called_function_and_not_in_branch():
+    src = """
+        #!/bin/bash
+        clean_locks() {
+          rm -f /var/lock/etl-*.lock
+        }
+        clean_locks
+        run_etl
+        if [ "$FORCE" = 1 ]; then
+          rm -f /var/lock/other.lock
+        fi
+    """
+    h = hits(src)
+    assert ("LCK107", 3) in h
+    assert ("LCK107", 8) not in h

@@ -246,7 +246,6 @@ class _Analyzer:
         self.subshells: list[Pos] = []
         self.acq_top: list = []
         self.cte_acqs: list[int] = []
-        self.called_uncond: set[str] = set()
         self.trap_keys: set[str] = set()
         self.trap_span: Span | None = None
         self.stale_rest = None
@@ -348,7 +347,7 @@ class _Analyzer:
     def _benign_error(self, n) -> bool:
         # exec 9<>file: tree-sitter-bash 0.25 reads '<' then an ERROR holding '>'
         p = n.parent
-        return p is not None and p.type == "file_redirect" and _txt(n) == ">"
+        return p is not None and p.type == "file_redirect" and _txt(n) in (">", "<")
 
     def _errors(self, root, errors) -> None:
         if not errors:
@@ -2080,16 +2079,9 @@ class _Analyzer:
     ) -> None:
         key = path.key()
         via = "trap" if self.in_trap else "direct"
-        conditional = (
-            self.cond_depth > 0
-            or pos.tested
-            or bool(
-                self.frames
-                and not self.frames[-1].tail
-                and self.frames[-1].depth > 0
-                and self.frames[-1].name not in self.called_uncond
-            )
-        )
+        # functions are walked where they are called (cond_depth counts the branches there);
+        # functions never called are walked afterwards with cond_depth raised
+        conditional = self.cond_depth > 0 or pos.tested
         stale = None
         if self.stale is not None:
             guard, skey = self.stale
