@@ -66,16 +66,39 @@ class _Excludes:
             list(settings.exclude) + list(settings.extend_exclude)
         )
 
-    def match(self, path: str, is_dir: bool) -> bool:
+    def _rel(self, path: str) -> str:
         rel = os.path.relpath(path, self.root)
         if rel.startswith(".."):
             rel = os.path.basename(path)  # outside the project: match the name only
-        rel = rel.replace(os.sep, "/")
+        return rel.replace(os.sep, "/")
+
+    def match(self, path: str, is_dir: bool, own_only: bool = False) -> bool:
+        """``path`` (or, unless ``own_only``, one of its directories) is excluded.
+
+        While walking, ``own_only`` is used: a directory named on the command line is walked
+        even when excluded (as in ruff), so a match inherited from it does not count."""
+        rel = self._rel(path)
         if rel == ".":
             return False
-        if is_dir:
-            rel += "/"
+        rel = rel + "/" if is_dir else rel
+        if own_only:
+            return bool(own_match(self.spec, rel))
         return self.spec.match_file(rel)
+
+
+def own_match(spec: pathspec.PathSpec, rel: str) -> bool | None:
+    """The last pattern of ``spec`` that matches ``rel`` itself, not through one of its
+    directories: True (ignored), False (re-included by ``!``) or None (no pattern matches).
+    pathspec's patterns match a prefix ending at a directory; a match of the whole path is
+    the entry's own."""
+    result = None
+    for pattern in spec.patterns:
+        if pattern.include is None or pattern.regex is None:
+            continue
+        m = pattern.regex.match(rel)
+        if m is not None and m.end() == len(rel):
+            result = bool(pattern.include)
+    return result
 
 
 def _load_gitignore(directory: str, name: str = ".gitignore") -> pathspec.GitIgnoreSpec | None:
@@ -110,11 +133,16 @@ class _GitIgnores:
 
     @classmethod
     def above(cls, directory: str) -> _GitIgnores:
-        """The ignore files that apply to ``directory`` itself (excluding its own)."""
+        """The ignore files that apply to ``directory`` itself (excluding its own): those of
+        the directories above it up to the repository root, or, outside a repository, up to
+        the working directory (so `scan sub` and `scan .` agree)."""
         root = _git_root(directory)
         chain: list[tuple[str, pathspec.GitIgnoreSpec]] = []
         if root is None:
-            return cls(chain)
+            cwd = os.getcwd()
+            if os.path.commonpath([cwd, directory]) != cwd:
+                return cls(chain)
+            root = cwd
         info = os.path.join(root, ".git", "info")
         spec = _load_gitignore(info, "exclude") if os.path.isdir(info) else None
         if spec is not None:
@@ -140,14 +168,17 @@ class _GitIgnores:
         return _GitIgnores(self.chain + [(directory, spec)])
 
     def ignored(self, path: str, is_dir: bool) -> bool:
+        """Ignored by a pattern matching the entry itself; the innermost ignore file that has
+        a matching pattern decides.  (Ignored directories are not entered, except one named on
+        the command line, whose contents are then checked as git's walkers and ruff do.)"""
         for base, spec in reversed(self.chain):
             rel = os.path.relpath(path, base)
-            if rel.startswith(".."):
+            if rel.startswith("..") or rel == ".":
                 continue
             rel = rel.replace(os.sep, "/") + ("/" if is_dir else "")
-            res = spec.check_file(rel)
-            if res.include is not None:
-                return bool(res.include)
+            decision = own_match(spec, rel)
+            if decision is not None:
+                return decision
         return False
 
 
@@ -217,7 +248,7 @@ class Discovery:
                 except OSError:
                     continue
                 if is_dir:
-                    if e.name == ".git" or ex.match(e.path, True):
+                    if e.name == ".git" or ex.match(e.path, True, own_only=True):
                         continue
                     if ignores.ignored(e.path, True):
                         continue
@@ -230,7 +261,7 @@ class Discovery:
                         continue
                 except OSError:
                     continue
-                if ex.match(e.path, False) or ignores.ignored(e.path, False):
+                if ex.match(e.path, False, own_only=True) or ignores.ignored(e.path, False):
                     continue
                 lang = detect_language(e.path)
                 if lang is None:

@@ -468,3 +468,19 @@ def test_standard_input_fix_prints_the_fixed_text(cli, monkeypatch):
     assert status == 0
     assert out == SILENT_SKIP.replace("|| exit 0", "|| exit 75")
     assert err == "Found 1 error (1 fixed, 0 remaining).\n"
+
+
+def test_a_directory_named_explicitly_is_walked_even_if_excluded(cli, tmp_path):
+    # no repository here: the .gitignore files up to the working directory apply
+    write(tmp_path, ".gitignore", "generated/\n*.tmp.sh\n")
+    write(tmp_path, "generated/a.sh", SILENT_SKIP)
+    write(tmp_path, "generated/b.tmp.sh", SILENT_SKIP)
+    write(tmp_path, "build/gen.sh", SILENT_SKIP)
+    write(tmp_path, "build/node_modules/x.sh", SILENT_SKIP)
+    _, out, _ = cli("scan", "--show-files")
+    assert out == ""
+    _, out, _ = cli("scan", "--show-files", "generated", "build")
+    assert out.splitlines() == ["build/gen.sh", "generated/a.sh"]
+    # pre-commit style: --force-exclude drops files below an excluded directory
+    status, out, _ = cli("scan", "--show-files", "--force-exclude", "build/gen.sh", "build")
+    assert out == ""
