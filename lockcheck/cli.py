@@ -330,7 +330,8 @@ def cmd_rule(args) -> int:
     if args.all:
         codes = sorted(RULES)
         if args.output_format == "json":
-            out(json.dumps([_rule_json(c) for c in codes], indent=2) + "\n")
+            data = [{**_rule_json(c), "explanation": _page(c)} for c in codes]
+            out(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         else:
             w = max(len(RULES[c].name) for c in codes)
             for c in codes:

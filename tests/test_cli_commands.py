@@ -59,6 +59,7 @@ def test_rule_all(cli):
     status, out, _ = cli("rule", "--all", "--output-format", "json")
     data = json.loads(out)
     assert [d["code"] for d in data] == sorted(RULES)
+    assert all(d["explanation"].startswith(f"# {d['code']}") for d in data)
 
 
 def test_rule_errors(cli):
