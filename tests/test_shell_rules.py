@@ -1104,3 +1104,19 @@ def test_foreign_removal_in_called_function_and_not_in_branch():
     h = hits(src)
     assert ("LCK107", 3) in h
     assert ("LCK107", 8) not in h
+
+
+def test_exit_trap_override_suggestion_keeps_status():
+    src = """
+        #!/bin/bash
+        trap 'rm -rf "$WORK"; exit 0' EXIT
+        false
+    """
+    facts, findings = run(src)
+    f = next(x for x in findings if x.code == "LCK404")
+    assert f.span.line == 2 and f.suggestion is not None
+    text = facts.text
+    for e in sorted(f.suggestion.edits, key=lambda e: -e.start):
+        text = text[: e.start] + e.content + text[e.end :]
+    assert 'trap \'rc=$?; rm -rf "$WORK"; exit "$rc"\' EXIT' in text
+    assert not any(x.code == "LCK404" for x in analyze_text("job.sh", text, "shell")[1])

@@ -243,6 +243,7 @@ class _Analyzer:
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
         self.top_stmt = None
+        self._trap_dquoted = False
         self.subshells: list[Pos] = []
         self.acq_top: list = []
         self.cte_acqs: list[int] = []
@@ -2559,6 +2560,7 @@ class _Analyzer:
         return ()
 
     def walk_trap_body(self, action, cmd, is_exit: bool) -> None:
+        self._trap_dquoted = action.type == "string"
         if action.type == "raw_string":
             inner = action.start_byte + 1
             body = self.src[inner : action.end_byte - 1]
@@ -2671,8 +2673,19 @@ class _Analyzer:
             detail = "exit $? after another command"
         else:
             return
+        fix = None
+        if not self._trap_dquoted:
+            first = stmts[0][0]
+            fs = self._c(first.start_byte)
+            fix = FixTemplate(
+                "save the status first and exit with it",
+                (
+                    Edit(fs, fs, "rc=$?; "),
+                    Edit(self._c(node.start_byte), self._c(node.end_byte), 'exit "$rc"'),
+                ),
+            )
         if self._dedupe(("ov", node.start_byte)):
-            self.facts.overrides.append(StatusOverride(self.span(node), detail))
+            self.facts.overrides.append(StatusOverride(self.span(node), detail, fix))
 
     # ------------------------------------------------------------------ finishing
     def finish(self) -> None:
