@@ -107,7 +107,9 @@ def test_junit_gitlab_rdjson_from_cli(cli, tree):
     d = next(x for x in doc["diagnostics"] if x["code"]["value"] == "LCK401")
     assert d["suggestions"][0]["text"] == "75"
     _, out, _ = cli("scan", "--output-format", "junit", "sync.sh", "--select", "LCK401")
-    assert ET.fromstring(out).get("tests") == "0"
+    empty = ET.fromstring(out)
+    assert (empty.get("tests"), empty.get("failures")) == ("1", "0")
+    assert [c.get("name") for c in empty.iter("testcase")] == ["No errors found"]
 
 
 def test_machine_formats_have_no_summary(cli, tree):
