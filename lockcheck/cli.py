@@ -626,7 +626,7 @@ def cmd_scan(args) -> int:
                 err(f"Would fix {_plural(n, 'error')}." if n else "No errors would be fixed.")
         if status_error:
             return 2
-        return 1 if text else 0
+        return 1 if text and not args.exit_zero else 0
 
     # ---- report
     from .report import render

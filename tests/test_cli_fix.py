@@ -99,6 +99,7 @@ def test_diff_prints_and_writes_nothing(cli, tmp_path):
     assert "-flock -n 9 || exit 0" in out.splitlines()
     assert "+flock -n 9 || exit 75" in out.splitlines()
     assert err == "Would fix 1 error.\n"
+    assert cli("scan", "--diff", "--unsafe-fixes", "--exit-zero")[0] == 0
     # nothing to change: exit 0
     status, out, err = cli("scan", "--diff")
     assert (status, out) == (0, "")
