@@ -86,6 +86,11 @@ def test_wheel_contents(wheel):
         n.rsplit("/", 1)[1][:-3] for n in names if re.match(r"lockcheck/rule_pages/LCK\d+\.md$", n)
     }
     assert pages == set(RULES)
+    # every module of the source tree is shipped (a new subpackage must be listed in
+    # pyproject's [tool.setuptools] packages)
+    for src in (ROOT / "lockcheck").rglob("*.py"):
+        if "__pycache__" not in src.parts:
+            assert src.relative_to(ROOT).as_posix() in names, src
     # nothing from the repository's other directories leaks into the wheel
     assert not [n for n in names if n.startswith(("tests/", "examples/", "rules/", "bench/"))]
 
