@@ -127,24 +127,6 @@ def read_config(path: str) -> ConfigFile | None:
     return ConfigFile(path, doc, "")
 
 
-def find_config(start: str) -> ConfigFile | None:
-    """The configuration that applies to ``start`` (a file or directory), searching upwards."""
-    d = os.path.abspath(start)
-    if not os.path.isdir(d):
-        d = os.path.dirname(d)
-    while True:
-        for name in CONFIG_NAMES:
-            cand = os.path.join(d, name)
-            if os.path.isfile(cand):
-                cfg = read_config(cand)
-                if cfg is not None:
-                    return cfg
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
 # --------------------------------------------------------------------------- values
 
 
