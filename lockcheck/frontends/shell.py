@@ -2673,19 +2673,9 @@ class _Analyzer:
             detail = "exit $? after another command"
         else:
             return
-        fix = None
-        if not self._trap_dquoted:
-            first = stmts[0][0]
-            fs = self._c(first.start_byte)
-            fix = FixTemplate(
-                "save the status first and exit with it",
-                (
-                    Edit(fs, fs, "rc=$?; "),
-                    Edit(self._c(node.start_byte), self._c(node.end_byte), 'exit "$rc"'),
-                ),
-            )
+        # keep_status_fix is left to lockcheck.fix.suggest (a bare `exit`)
         if self._dedupe(("ov", node.start_byte)):
-            self.facts.overrides.append(StatusOverride(self.span(node), detail, fix))
+            self.facts.overrides.append(StatusOverride(self.span(node), detail))
 
     # ------------------------------------------------------------------ finishing
     def finish(self) -> None:
