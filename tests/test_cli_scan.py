@@ -120,9 +120,17 @@ def test_full_format_shows_source_caret_and_help(cli, tmp_path):
     assert status == 1
     lines = out.splitlines()
     assert lines[0].startswith("backup.sh:4:15: LCK401 [*] ")
-    assert lines[2] == "4 | flock -n 9 || exit 0"
-    assert lines[3] == "  |               ^^^^^^ LCK401"
-    assert lines[5] == "  = help: Exit with 75 when the lock is busy"
+    # two lines of context around the flagged line, a caret under the span, the fix hint
+    assert lines[1:9] == [
+        "  |",
+        "2 | set -euo pipefail",
+        '3 | exec 9>"$XDG_RUNTIME_DIR/backup.lock"',
+        "4 | flock -n 9 || exit 0",
+        "  |               ^^^^^^ LCK401",
+        "5 | rsync -a /srv/data/ /backup/",
+        "  |",
+        "  = help: Exit with 75 when the lock is busy",
+    ]
     assert "Found 1 error." in lines
     assert "[*] 1 fixable with the --fix option." in lines
     assert "\x1b[" not in out  # not a terminal: no colors

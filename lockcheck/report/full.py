@@ -67,26 +67,35 @@ def header(f: Finding, s: Style, ctx: ReportContext) -> str:
     )
 
 
+CONTEXT = 2  # lines shown before and after the flagged lines, as ruff does
+
+
 def snippet(f: Finding, s: Style, ctx: ReportContext) -> list[str]:
-    line = ctx.line(f.path, f.span.line)
-    if line is None:
+    lines = ctx.lines(f.path)
+    if lines and lines[-1] == "":
+        lines = lines[:-1]  # the empty "line" after the final newline
+    row = f.span.line
+    if not 1 <= row <= len(lines):
         return []
-    num = str(f.span.line)
-    pad = " " * len(num)
+    last_flagged = min(max(f.span.end_line, row), row + 9, len(lines))
+    first = max(1, row - CONTEXT)
+    last = min(len(lines), last_flagged + CONTEXT)
+    width = len(str(last))
+    pad = " " * width
     bar = s.blue("|")
-    start = _cols(line, f.span.col)
-    if f.span.end_line == f.span.line and f.span.end_col > f.span.col:
-        end = _cols(line, f.span.end_col)
-    else:
-        end = _cols(line, len(line) + 1)
-    width = max(end - start, 1)
-    carets = " " * start + s.red("^" * width + " " + f.code)
-    out = [
-        f"{pad} {bar}",
-        f"{s.blue(num)} {bar} {_display(line)}".rstrip(),
-        f"{pad} {bar} {carets}",
-        f"{pad} {bar}",
-    ]
+    out = [f"{pad} {bar}"]
+    for n in range(first, last + 1):
+        text = lines[n - 1]
+        out.append(f"{s.blue(str(n).rjust(width))} {bar} {_display(text)}".rstrip())
+        if n == row:
+            start = _cols(text, f.span.col)
+            if f.span.end_line == row and f.span.end_col > f.span.col:
+                end = _cols(text, f.span.end_col)
+            else:
+                end = _cols(text, len(text) + 1)
+            carets = " " * start + s.red("^" * max(end - start, 1) + " " + f.code)
+            out.append(f"{pad} {bar} {carets}")
+    out.append(f"{pad} {bar}")
     fix = fix_of(f)
     if fix is not None and fix.message:
         kind = "" if f.fix is not None else "suggestion: "
