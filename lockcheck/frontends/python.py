@@ -37,6 +37,7 @@ from ..model import (
     Removal,
     Span,
 )
+from ..paths import lockish_name
 
 PREFILTER = re.compile(
     r"fcntl|flock|lockf|filelock|FileLock|portalocker|fasteners|O_EXCL|mkdir|makedirs"
@@ -83,10 +84,12 @@ def _one_line(msg: str) -> str:
 
 def _analyse(facts: FileFacts) -> None:
     text = facts.text
-    facts.comments = _comments(text)
     ast_error: tuple[int, str] | None = None
     try:
-        ast.parse(text)
+        tree = ast.parse(text)
+        if not _relevant(tree, text):
+            return  # nothing that can take, break or remove a lock: libcst is not needed
+        facts.comments = _comments(text)
     except SyntaxError as e:
         ast_error = (e.lineno or 1, _one_line(e.msg))
     except (ValueError, MemoryError) as e:
@@ -102,6 +105,8 @@ def _analyse(facts: FileFacts) -> None:
             )
         return
 
+    if ast_error is not None:
+        facts.comments = _comments(text)
     if ast_error is not None and not _libcst_safe(text, ast_error[1]):
         facts.parse_errors.append(_error_at(text, ast_error[0], f"syntax error: {ast_error[1]}"))
         return
@@ -120,6 +125,97 @@ def _analyse(facts: FileFacts) -> None:
     except RecursionError:
         return
     _Analyzer(facts, module).run()
+
+
+_LIB_NAMES = {
+    "flock",
+    "lockf",
+    "FileLock",
+    "SoftFileLock",
+    "UnixFileLock",
+    "InterProcessLock",
+    "portalocker",
+    "fasteners",
+    "O_EXCL",
+    "kill",
+    "killpg",
+    "pid_exists",
+}
+_CREATE_NAMES = {"mkdir", "makedirs", "link", "symlink", "symlink_to", "hardlink_to", "touch"}
+_WRITE_NAMES = {"open", "write_text", "write_bytes", "touch", "mkdir", "makedirs"}
+_REMOVE_NAMES = {"remove", "unlink", "rmdir", "rmtree", "removedirs"}
+_TEST_NAMES = {"exists", "isfile", "is_file", "lexists"}
+_LOCKISH_TEXT = re.compile(r"(?i)lock|pid|lck|mutex|running")
+
+
+def _call_name(node: ast.Call) -> str:
+    f = node.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return ""
+
+
+def _relevant(tree: ast.AST, text: str) -> bool:
+    """Second, exact-enough filter on CPython's AST (C speed): could this file take, test,
+    break or remove a lock?  When not, libcst is never imported."""
+    removes = tests = False
+    lockish = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr in _LIB_NAMES:
+                return True
+        elif isinstance(node, ast.Name):
+            if node.id in _LIB_NAMES:
+                return True
+        elif isinstance(node, ast.alias):
+            if node.name.split(".")[0] in LIBRARY_MODULES or node.name in _LIB_NAMES:
+                return True
+        elif isinstance(node, ast.ImportFrom):
+            if (node.module or "").split(".")[0] in LIBRARY_MODULES:
+                return True
+            if node.module == "django.core.files" or node.module == "django.core.files.locks":
+                return True
+        elif isinstance(node, ast.Call):
+            name = _call_name(node)
+            if name == "open":
+                for a in list(node.args[1:2]) + [k.value for k in node.keywords if k.arg == "mode"]:
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str) and "x" in a.value:
+                        return True
+                if node.args and isinstance(node.args[0], ast.Constant):
+                    v = node.args[0].value
+                    if isinstance(v, str) and "x" in v:
+                        return True  # Path(p).open("x")
+            elif name in _REMOVE_NAMES:
+                removes = True
+            elif name in _TEST_NAMES:
+                tests = True
+        elif isinstance(node, ast.Try):
+            for sub in node.body:
+                for n in ast.walk(sub):
+                    if isinstance(n, ast.Call) and _call_name(n) in _CREATE_NAMES:
+                        return True
+        if removes:
+            if lockish is None:
+                lockish = bool(_LOCKISH_TEXT.search(text))
+            if lockish or tests:
+                return True
+    if removes:
+        # a probe: a create right before a removal
+        for node in ast.walk(tree):
+            for field in ("body", "orelse", "finalbody"):
+                body = getattr(node, field, None)
+                if not isinstance(body, list):
+                    continue
+                for a, b in zip(body, body[1:], strict=False):
+                    if _has_call(a, _WRITE_NAMES) and _has_call(b, _REMOVE_NAMES):
+                        return True
+    return False
+
+
+def _has_call(stmt: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Call) and _call_name(n) in names for n in ast.walk(stmt))
 
 
 def _libcst_safe(text: str, message: str) -> bool:
@@ -275,7 +371,7 @@ class _Analyzer:
                 self._bind(n.target, n.value, n)
             elif isinstance(n, cst.WithItem) and n.asname is not None:
                 self._bind(n.asname.name, n.item, n)
-            for c in reversed(n.children):
+            for c in reversed(_kids(n)):
                 stack.append((c, n))
         self.calls.sort(key=self.off)
 
@@ -315,7 +411,8 @@ class _Analyzer:
         for name, value, stmt in self._pending:
             scope = self.func_of(stmt)
             key = (id(scope) if scope is not None else 0, name)
-            self.assigns.setdefault(key, []).append((self.off(stmt), value))
+            sp = self.span(stmt)
+            self.assigns.setdefault(key, []).append((sp.start, sp.end, value))
         for name, value, stmt in self._pending_attr:
             cls = self.class_of(stmt)
             key = (id(cls) if cls is not None else 0, name)
@@ -399,7 +496,7 @@ class _Analyzer:
             n = stack.pop()
             if kind is None or isinstance(n, kind):
                 yield n
-            stack.extend(reversed(n.children))
+            stack.extend(reversed(_kids(n)))
 
     # ------------------------------------------------------------------ names
     def _shadowed_modules(self) -> set[str]:
@@ -503,12 +600,16 @@ class _Analyzer:
         scope = self.func_of(name_node)
         while True:
             key = (id(scope) if scope is not None else 0, name)
-            cands = self.assigns.get(key, [])
-            before = [c for c in cands if c[0] <= at and c[1] is not None]
+            cands = [
+                (c[0], c[2])
+                for c in self.assigns.get(key, [])
+                if c[2] is not None and not c[0] <= at < c[1]
+            ]
+            before = [c for c in cands if c[0] <= at]
             if before:
                 return before[-1][1]
             if scope is not None:
-                if cands and cands[-1][1] is not None:
+                if cands:
                     return cands[-1][1]
                 if isinstance(scope, cst.FunctionDef):
                     for p in self._params(scope):
@@ -523,7 +624,7 @@ class _Analyzer:
             for f in self.fors:
                 if self.within(name_node, f) and self._for_binds(f, name):
                     return ("for", f)
-            if cands and cands[-1][1] is not None:
+            if cands:
                 return cands[-1][1]
             return None
 
@@ -1389,6 +1490,10 @@ class _Analyzer:
         if not isinstance(call.func, cst.Attribute) or q.startswith(("os.", "shutil.", "sys.")):
             return None
         recv = call.func.value
+        if isinstance(recv, cst.Name) and (
+            recv.value in self.imports or recv.value in ("os", "_os", "posix", "nt", "shutil")
+        ):
+            return None  # a module function we do not know, not a Path method
         if m == "touch":
             ek = self.kw(call, "exist_ok")
             if ek is not None and self.const(ek) is False:
@@ -1551,6 +1656,7 @@ class _Analyzer:
 
     # existence locks ---------------------------------------------------------------------
     def _existence_locks(self) -> None:
+        cst = self.cst
         for c in self.calls:
             if id(c) in self.probe_calls:
                 continue
@@ -1566,8 +1672,35 @@ class _Analyzer:
             stmts = list(h.body.body)
             if not self.decides(stmts):
                 continue
-            busy = self.busy_branch(stmts, h, t)
             path = self.path(pnode)
+            end = self.find_end(stmts)
+            if end is not None and self._tolerates_eexist(h, end):
+                continue
+            eexist = any(n.value == "EEXIST" for n in self.descendants(h, cst.Name)) or any(
+                a.attr.value == "EEXIST" for a in self.descendants(h, cst.Attribute)
+            )
+            if "FileExistsError" not in self.handler_names(h) and not eexist:
+                # a generic OSError handler is error handling unless the name or an exit
+                # says lock
+                if not lockish_name(path) and not (end is not None and end.kind == "exit"):
+                    continue
+            if (
+                end is not None
+                and end.kind == "raise"
+                and not lockish_name(path)
+                and "SystemExit" not in self.code(end.node)
+            ):
+                continue  # an error raised on a clash: exclusive create of output
+            if end is not None and end.kind == "loop" and not lockish_name(path):
+                # `continue` in a for loop over items: a lock only when named like one;
+                # in a while loop: a retry
+                loop = next(
+                    (a for a in self.ancestors(end.node) if isinstance(a, (cst.For, cst.While))),
+                    None,
+                )
+                if isinstance(loop, cst.For):
+                    continue
+            busy = self.busy_branch(stmts, h, t)
             acq = Acquire(LockKind.EXISTENCE, mech, path, self.span(c), busy=busy)
             acq.function = self._fname(c)
             self.handled_creates.add(id(c))
@@ -1579,6 +1712,18 @@ class _Analyzer:
         if "_acq_nodes_d" not in self.__dict__:
             self.__dict__["_acq_nodes_d"] = {}
         return self.__dict__["_acq_nodes_d"]
+
+    def _tolerates_eexist(self, handler: Any, end: _Entry) -> bool:
+        """``if not (e.errno == EEXIST ...): raise``: the existing name is accepted."""
+        cst = self.cst
+        for a in self.ancestors(end.node):
+            if a is handler:
+                return False
+            if isinstance(a, cst.If) and not self.within(end.node, a.test):
+                test = self.code(a.test)
+                if "EEXIST" in test and ("not" in test or "!=" in test):
+                    return self.within(end.node, a.body)
+        return False
 
     def _fname(self, node: Any) -> str | None:
         f = self.func_of(node)
@@ -1918,6 +2063,8 @@ class _Analyzer:
                     cr = self.creation(c)
                     if cr is None or id(c) in self.probe_calls or id(c) in self.handled_creates:
                         continue
+                    if cr[2] != "plain":
+                        continue  # mkdir/link after a test: making a directory, not a lock
                     p = self.path(cr[1])
                     if p is not None and p.key() == path.key():
                         creator = c
@@ -1926,10 +2073,13 @@ class _Analyzer:
                     break
             if creator is None:
                 continue
-            if not self.removals_of(path):
-                continue  # a run-once marker, never removed
+            released = [
+                c for c, _r in self.removals_of(path) if not (positive and self.within(c, ifn))
+            ]
+            if not released:
+                continue  # a run-once marker, never removed (or removed only as a takeover)
             if positive:
-                if not self.decides(busy_stmts):
+                if self.find_end(busy_stmts) is None:
                     continue
                 busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
@@ -2383,6 +2533,49 @@ class _Analyzer:
 
 
 _NOVALUE = object()
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_SKIP_FIELDS = {
+    "whitespace",
+    "whitespace_before",
+    "whitespace_after",
+    "leading_lines",
+    "lines_after_decorators",
+    "lpar",
+    "rpar",
+    "semicolon",
+    "comma",
+    "header",
+    "footer",
+    "trailing_whitespace",
+    "newline",
+    "indent",
+}
+
+
+def _kids(node: Any) -> list[Any]:
+    """The child nodes of a libcst node, in field order, without whitespace and punctuation
+    (much cheaper than ``node.children``, which runs a visitor)."""
+    import dataclasses
+
+    from libcst import CSTNode
+
+    t = type(node)
+    names = _FIELDS.get(t)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(t)
+            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[t] = names
+    out = []
+    for name in names:
+        v = getattr(node, name, None)
+        if isinstance(v, CSTNode):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(x for x in v if isinstance(x, CSTNode))
+    return out
 
 
 def status_literal(an: _Analyzer, node: Any) -> bool:
