@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from lockcheck.engine import analyze_text
+from lockcheck.model import PartKind
 
 
 def run(src: str, path: str = "job.sh"):
@@ -1120,3 +1121,58 @@ def test_exit_trap_override_suggestion_keeps_status():
         text = text[: e.start] + e.content + text[e.end :]
     assert "exit 0" not in text
     assert not any(x.code == "LCK404" for x in analyze_text("job.sh", text, "shell")[1])
+
+
+def test_mkdir_in_subshell_condition_and_noclobber_subshell():
+    src = """
+        #!/bin/sh
+        lockdir=/var/tmp/mylock
+        if ( mkdir ${lockdir} ) 2> /dev/null; then
+          trap 'rm -rf "$lockdir"' INT TERM EXIT
+          do_stuff
+        else
+          echo "Lock Exists: $lockdir"
+        fi
+    """
+    h = hits(src)
+    assert {("LCK101", 3), ("LCK502", 3), ("LCK401", 7)} <= h
+    src2 = """
+        #!/bin/bash
+        LOCK_FILE=/tmp/`basename $0`.lock
+        (set -C; echo "$$" > "${LOCK_FILE}") 2>/dev/null
+        if [ $? -ne 0 ]; then
+          logger "lock file exists - exiting"
+          exit 1
+        fi
+        trap 'rm -f "$LOCK_FILE"' EXIT
+        echo "$LOCK_FILE" > /dev/null > /srv/out.txt
+    """
+    facts, findings = run(src2)
+    h = {(f.code, f.span.line) for f in findings}
+    assert ("LCK101", 3) in h and ("LCK502", 3) in h
+    assert facts.acquires[0].path.parts[1].kind is PartKind.SCRIPT_NAME
+    # set -C ended with the subshell: the later `>` is not a lock
+    assert len(facts.acquires) == 1
+
+
+def test_takeover_after_dead_holder_with_ps():
+    src = """
+        #!/bin/bash
+        LOCKDIR="/srv/run/$1"
+        PIDFILE="$LOCKDIR/pid"
+        if ! mkdir "$LOCKDIR"; then
+          PID=$(cat "$PIDFILE")
+          if [ -n "$PID" ] && /bin/ps $PID > /dev/null; then
+            echo "$PID is still running"
+            exit 1
+          else
+            /bin/rm -rf "$LOCKDIR"
+            mkdir "$LOCKDIR" || exit
+          fi
+        fi
+        trap 'rm -rf "$LOCKDIR"' EXIT
+        echo $$ > "$PIDFILE"
+    """
+    h = hits(src)
+    assert {("LCK101", 4), ("LCK105", 6), ("LCK106", 10)} <= h
+    assert not any(c == "LCK401" for c, _ in h)

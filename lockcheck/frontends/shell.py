@@ -741,11 +741,26 @@ class _Analyzer:
         stmts = self.statements(node)
         subshell = node.type == "subshell"
         env_saved = dict(self.env) if subshell else None
+        flags = (self.set_e, self.noclobber)
         if subshell:
             self.subshells.append(pos)
-        self.walk_seq(stmts, tail=pos.tail or subshell)
+        cond = pos if pos.tested else self._status_pos(pos)
+        if cond is not None and stmts:
+            # ( mkdir L ) 2>/dev/null as a condition, or followed by `if [ $? ...`: the group's
+            # status is its last command's
+            self.walk_seq(stmts[:-1], tail=False)
+            last, bg = stmts[-1]
+            self.order += 1
+            if subshell:
+                self.subshells.pop()  # the branches taken on its status are outside it
+            self.stmt(last, cond)
+            if subshell:
+                self.subshells.append(pos)
+        else:
+            self.walk_seq(stmts, tail=pos.tail or subshell)
         if subshell:
             self.subshells.pop()
+            self.set_e, self.noclobber = flags
         if env_saved is not None:
             self.env = env_saved
         for fd in opened:
@@ -755,6 +770,24 @@ class _Analyzer:
                 self.fds.pop(fd, None)
 
     # ------------------------------------------------------------------ assignments
+    def _split_assignment(self, cmd) -> bool:
+        """tree-sitter-bash reads X=/tmp/`cmd`.lock as a prefix assignment X=/tmp/ and a
+        command named `cmd`.lock: rejoin them into one assignment."""
+        kids = cmd.children
+        if len(kids) != 2 or kids[0].type != "variable_assignment":
+            return False
+        a, n = kids
+        if n.type != "command_name" or a.end_byte != n.start_byte:
+            return False
+        value = a.child_by_field_name("value")
+        inner = n.named_children[0] if n.named_children else None
+        if value is None or inner is None:
+            return False
+        name = _txt(a.child_by_field_name("name"))
+        joined = _Joined(value, inner, self.src if self.offmap is None else self._sub_src)
+        self.env[name] = self.resolve(joined).parts
+        return True
+
     def assign(self, node, local: bool = False) -> None:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
@@ -1170,6 +1203,8 @@ class _Analyzer:
         if cmd is None:
             name, args, prefixes = ":", [], []
         else:
+            if self._split_assignment(cmd):
+                return
             name, args, prefixes = self.unwrap(cmd)
             # prefix assignments (FOO=x cmd) do not touch the script's variables
         argt = [_txt(a) for a in args]
@@ -1576,8 +1611,8 @@ class _Analyzer:
             return ("other", None)
         if t == "if_statement":
             txt = _txt(node)
-            if re.search(r"\b(sleep|continue)\b", txt):
-                return ("retry", None)
+            if re.search(r"\b(sleep|continue|rm|rmdir|unlink|kill)\b", txt):
+                return ("retry", None)  # a retry, or a takeover (remove/kill, then retry)
             if re.search(r">>|\blogger\b|tee\s+-a|systemd-cat", txt):
                 return ("durable", None)
             return ("status", None)
@@ -2418,10 +2453,16 @@ class _Analyzer:
         argt = [_txt(a) for a in args]
         if name == "ps":
             for i, s in enumerate(argt):
+                target = None
                 if s in ("-p", "--pid", "-q") and i + 1 < len(args):
-                    src = self.pid_file_of(args[i + 1])
+                    target = args[i + 1]
+                elif not s.startswith("-") and (i == 0 or argt[i - 1] not in ("-o", "-O")):
+                    target = args[i]
+                if target is not None:
+                    src = self.pid_file_of(target)
                     if src is not False:
                         self.liveness_file(cmd, src, pos, True)
+                        break
         elif name == "pgrep":
             for i, s in enumerate(argt):
                 if s in ("-F", "--pidfile") and i + 1 < len(args):
