@@ -1164,3 +1164,44 @@ def test_non_ascii_offsets_are_str_offsets():
     acq = facts.acquires[0]
     assert src[acq.span.start : acq.span.end] == "os.mkdir(L)"
     assert acq.span.col == 5
+
+
+def test_flock_guard_class_deleting_in_exit_method():
+    src = """
+        import fcntl
+        import os
+        import sys
+        from django.core.files import locks
+
+
+        class FlockGuard:
+            def __init__(self, name):
+                self.path = os.path.join("/var/lock", name + ".lock")
+
+            def __enter__(self):
+                self.fh = open(self.path, "w")
+                try:
+                    fcntl.flock(self.fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    sys.exit(0)
+                return self
+
+            def __exit__(self, *exc):
+                fcntl.flock(self.fh, fcntl.LOCK_UN)
+                self.fh.close()
+                os.unlink(self.path)
+
+
+        with FlockGuard("nightly"):
+            work()
+
+        with open("/var/lib/app/d.lock", "ab") as fh:
+            locks.lock(fh, locks.LOCK_EX)
+            go()
+    """
+    facts, findings = run(src)
+    got = [(f.code, f.span.line) for f in findings]
+    assert got == [("LCK502", 12), ("LCK401", 16), ("LCK201", 22)]
+    assert facts.removals[0].via == "exit-method"
+    assert [a.mechanism for a in facts.acquires] == ["fcntl.flock", "django.core.files.locks.lock"]
+    assert facts.acquires[1].path.render() == "/var/lib/app/d.lock"

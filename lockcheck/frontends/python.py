@@ -1750,9 +1750,7 @@ class _Analyzer:
                 {"LOCK_EX", "LOCK_SH", "EXCLUSIVE", "SHARED"} & flags or not flags
             ):
                 continue
-            mech = {"fcntl.flock": "fcntl.flock", "fcntl.lockf": "fcntl.lockf"}.get(
-                q, q.split(".")[0] + ".lock"
-            )
+            mech = "portalocker.lock" if q.startswith("portalocker") else q
             fd = self.arg(c, 0)
             opener = self.trace_open(fd)
             acq = Acquire(kind, mech, None, self.span(c))
