@@ -1176,3 +1176,16 @@ def test_takeover_after_dead_holder_with_ps():
     h = hits(src)
     assert {("LCK101", 4), ("LCK105", 6), ("LCK106", 10)} <= h
     assert not any(c == "LCK401" for c, _ in h)
+
+
+def test_flock_unlock_is_not_an_acquire_and_ends_the_scope():
+    src = """
+        #!/bin/bash
+        exec {lock_fd}<>"$XDG_RUNTIME_DIR/cron.lock" || exit 1
+        flock -n "$lock_fd" || { echo "busy" >&2; exit 1; }
+        python app/main.py
+        flock -u "$lock_fd"
+        ./notify-later &
+    """
+    facts, findings = run(src)
+    assert len(facts.acquires) == 1 and findings == []

@@ -1924,6 +1924,7 @@ class _Analyzer:
         conflict = None
         conflict_node = None
         close = False
+        unlock = False
         has_c = False
         i = 0
         operands = []
@@ -1952,6 +1953,8 @@ class _Analyzer:
                 i += 1
             elif s in ("-o", "--close"):
                 close = True
+            elif s in ("-u", "--unlock"):
+                unlock = True
             elif (
                 s.startswith("-") and not s.startswith("--") and len(s) > 1 and not s[1:].isdigit()
             ):
@@ -1961,6 +1964,8 @@ class _Analyzer:
                     f = flags[j]
                     if f == "n":
                         nonblocking = True
+                    elif f == "u":
+                        unlock = True
                     elif f == "o":
                         close = True
                     elif f == "c":
@@ -1988,6 +1993,13 @@ class _Analyzer:
                 operands.append(args[i])
             i += 1
         if not operands:
+            return
+        if unlock:
+            m = re.fullmatch(r"\"?\$?\{?(\w+)\}?\"?", _txt(operands[0]))
+            if m:
+                key = m.group(1) if m.group(1).isdigit() else "$" + m.group(1)
+                if key in self.fds:
+                    self.fds[key].locks.clear()
             return
         first = operands[0]
         ft = argt[args.index(first)] if first in args else _txt(first)
