@@ -1205,3 +1205,20 @@ def test_flock_guard_class_deleting_in_exit_method():
     assert facts.removals[0].via == "exit-method"
     assert [a.mechanism for a in facts.acquires] == ["fcntl.flock", "django.core.files.locks.lock"]
     assert facts.acquires[1].path.render() == "/var/lib/app/d.lock"
+
+
+def test_child_started_after_the_release_is_fine():
+    src = """
+        import os, subprocess, sys
+        LOCK = "/var/lib/app/x.lock"
+        try:
+            os.mkdir(LOCK)
+        except FileExistsError:
+            sys.exit(75)
+        try:
+            work()
+        finally:
+            os.rmdir(LOCK)
+        subprocess.Popen(["notify-send", "done"])
+    """
+    assert "LCK405" not in codes(src)

@@ -2477,8 +2477,12 @@ class _Analyzer:
             if isinstance(a, cst.BaseStatement):
                 break
         if acq.kind is LockKind.EXISTENCE:
-            rms = self.removals_of(acq.path)
-            return bool(rms) or True
+            # after the release (the removal of the name) the lock is no longer held
+            start = self.off(child)
+            for c, r in self.removals_of(acq.path):
+                if not r.stale_guard and self.func_of(c) is self.func_of(child):
+                    if self.off(c) < start:
+                        return False
         return True
 
     def _waited(self, call: Any) -> bool:
