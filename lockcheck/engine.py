@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from . import checks
-from .frontends import parse
+from . import frontends
 from .model import FileFacts, Finding
 from .settings import Settings
 
@@ -84,13 +84,38 @@ def analyze_facts(facts: FileFacts, settings: Settings, codes: set[str]) -> list
     return findings
 
 
-def analyze_text(
-    path: str, text: str, language: str, settings: Settings | None = None
-) -> tuple[FileFacts, list[Finding]]:
-    """Analyze one file's text (the documented API)."""
-    settings = settings or Settings()
-    facts = parse(language, path, text)
-    from .fix.suggest import enrich  # fills suggestions/fixes the frontend left empty
+class InternalError(Exception):
+    """A bug met while analysing one file; ``stage`` says where."""
 
-    enrich(facts, settings.skip_exit_code)
-    return facts, analyze_facts(facts, settings, selected_codes(settings))
+    def __init__(self, stage: str, exc: BaseException) -> None:
+        super().__init__(f"internal error in {stage}: {type(exc).__name__}: {exc}".rstrip())
+        self.stage = stage
+
+
+def analyze_text(
+    path: str,
+    text: str,
+    language: str,
+    settings: Settings | None = None,
+    codes: set[str] | None = None,
+) -> tuple[FileFacts, list[Finding]]:
+    """Analyze one file's text (the documented API): frontend, fix suggestions, checks,
+    suppression comments.  ``codes`` defaults to what ``settings`` selects.  Raises
+    :class:`InternalError` for a bug in any stage, never for bad input."""
+    settings = settings or Settings()
+    try:
+        facts = frontends.parse(language, path, text)
+    except Exception as exc:
+        raise InternalError(f"the {language} frontend", exc) from exc
+    try:
+        from .fix.suggest import enrich  # fills suggestions the frontend left empty
+
+        enrich(facts, settings.skip_exit_code)
+    except Exception as exc:
+        raise InternalError("the fix suggestions", exc) from exc
+    if codes is None:
+        codes = selected_codes(settings)
+    try:
+        return facts, analyze_facts(facts, settings, codes)
+    except Exception as exc:
+        raise InternalError("the checks", exc) from exc

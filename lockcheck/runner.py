@@ -110,35 +110,18 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         res.skipped = True
         return res
     text = decode(data)
+    from .engine import InternalError, analyze_text
+
     try:
-        from .frontends import parse
-
-        facts = parse(target.language, target.display, text)
-    except Exception as exc:  # an internal error must not stop the run
-        res.error = (
-            f"{target.display}: internal error in the {target.language} frontend: "
-            f"{type(exc).__name__}: {exc}".rstrip()
+        _facts, findings = analyze_text(
+            target.display,
+            text,
+            target.language,
+            target.settings,
+            codes_for(target.settings, target.path),
         )
-        return res
-    try:  # suggestions and fixes the frontend left empty (as engine.analyze_text does)
-        from .fix.suggest import enrich
-
-        enrich(facts, target.settings.skip_exit_code)
-    except ImportError:
-        pass
-    except Exception as exc:  # findings without suggestions beat no findings
-        res.warning = (
-            f"{target.display}: internal error while building fix suggestions: "
-            f"{type(exc).__name__}: {exc}"
-        )
-    try:
-        from .engine import analyze_facts
-
-        findings = analyze_facts(facts, target.settings, codes_for(target.settings, target.path))
-    except Exception as exc:
-        res.error = (
-            f"{target.display}: internal error in the checks: {type(exc).__name__}: {exc}"
-        ).rstrip()
+    except InternalError as exc:  # a bug must not stop the run
+        res.error = f"{target.display}: {exc}"
         return res
     res.findings = findings
     if findings:
