@@ -1189,3 +1189,33 @@ def test_flock_unlock_is_not_an_acquire_and_ends_the_scope():
     """
     facts, findings = run(src)
     assert len(facts.acquires) == 1 and findings == []
+
+
+def test_init_script_running_helper_used_by_status_and_start():
+    src = """
+        #!/bin/bash
+        PIDFILE=/var/run/x.pid
+        running() {
+          [ ! -f $PIDFILE ] && return 1
+          ps -p $(cat $PIDFILE) > /dev/null
+          return $?
+        }
+        case "$1" in
+          status)
+            if running; then echo running; else echo stopped; fi
+            ;;
+          start)
+            if running; then
+              echo already running
+              exit 1
+            fi
+            /usr/sbin/x &
+            echo $! > $PIDFILE
+            ;;
+        esac
+    """
+    facts, findings = run(src)
+    assert facts.init_script
+    h = {(f.code, f.span.line) for f in findings}
+    assert ("LCK105", 5) in h
+    assert not any(c in ("LCK106", "LCK107", "LCK405") for c, _ in h)

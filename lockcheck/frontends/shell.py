@@ -243,6 +243,7 @@ class _Analyzer:
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
         self.top_stmt = None
+        self.live_seen: dict = {}
         self._trap_dquoted = False
         self.subshells: list[Pos] = []
         self.acq_top: list = []
@@ -2495,7 +2496,14 @@ class _Analyzer:
             not pos.tested
             and fr is not None
             and getattr(fr, "last", None) is not None
-            and fr.last[0] <= node.start_byte < fr.last[1]
+            and (
+                fr.last[0] <= node.start_byte < fr.last[1]
+                or (
+                    bool(pos.rest)
+                    and re.fullmatch(r"return(\s+\"?\$\??\"?)?", _txt(pos.rest[0][0]).strip())
+                    is not None
+                )
+            )
             and getattr(fr, "pos", None) is not None
             and fr.pos.tested
         ):
@@ -2518,8 +2526,13 @@ class _Analyzer:
         action = self.in_init_action()
         if action and "status" in action.split("|"):
             consequential = False
-        if self._dedupe(("live", node.start_byte)):
-            self.facts.liveness.append(LivenessCheck(self.span(node), pid_file, consequential))
+        seen = self.live_seen.get(node.start_byte)
+        if seen is None:
+            chk = LivenessCheck(self.span(node), pid_file, consequential)
+            self.live_seen[node.start_byte] = chk
+            self.facts.liveness.append(chk)
+        elif consequential:
+            seen.consequential = True  # a function called from several places
         if pos.tested:
             key = pid_file.key() if pid_file is not None else None
             # the branch taken when the holder is judged dead
@@ -2734,7 +2747,10 @@ class _Analyzer:
     def finish(self) -> None:
         acqs = self.facts.acquires
         # plain mkdir under set -e: a lock only when removed on exit or named like a lock
-        removed_keys = {r.path.key() for r in self.facts.removals if r.path is not None}
+        self._service_records()
+        removed_keys = {
+            r.path.key() for r in self.facts.removals if r.path is not None and not r.overwrite
+        }
         for cmd, path, _pos, order in self.sete_mkdirs:
             key = path.key()
             if key in removed_keys or LOCK_WORDS.search(path.render().rsplit("/", 1)[-1]):
@@ -2811,6 +2827,21 @@ class _Analyzer:
                     ReleaseHook(path, ev.span, "trap", tuple(active), self._move_fix(ev, active))
                 )
         self.facts.backgrounds.extend(self.pending_bg)
+
+    def _service_records(self) -> None:
+        if not self.facts.init_script:
+            return
+        keep = []
+        for r in self.facts.removals:
+            if r.stale_guard and r.path is not None:
+                if "pid" in r.path.key().rsplit("/", 1)[-1].lower():
+                    if r.overwrite:
+                        # the service's PID file written again: a record, not a lock breaker
+                        self.facts.created.append(r.path)
+                        continue
+                    r.stale_guard = None
+            keep.append(r)
+        self.facts.removals[:] = keep
 
     def _move_fix(self, ev: TrapEvent, active) -> FixTemplate | None:
         """Move a top-level trap to just after the top-level statement that acquires."""
