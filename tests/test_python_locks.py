@@ -1222,3 +1222,40 @@ def test_child_started_after_the_release_is_fine():
         subprocess.Popen(["notify-send", "done"])
     """
     assert "LCK405" not in codes(src)
+
+
+def test_pid_file_with_kill_zero_in_try_else():
+    src = """
+        import os
+        import sys
+
+        PIDFILE = "/var/run/myjob/myjob.pid"
+
+
+        def main():
+            if os.path.isfile(PIDFILE):
+                pid = int(open(PIDFILE).read().strip())
+                try:
+                    os.kill(pid, 0)
+                except OSError:
+                    pass
+                else:
+                    print("still running")
+                    return 1
+            with open(PIDFILE, "w") as fh:
+                fh.write(str(os.getpid()))
+            work()
+            os.unlink(PIDFILE)
+
+
+        sys.exit(main())
+    """
+    facts, findings = run(src)
+    assert [(f.code, f.span.line) for f in findings] == [
+        ("LCK105", 11),
+        ("LCK103", 17),
+        ("LCK202", 17),
+    ]
+    acq = facts.acquires[0]
+    assert acq.check_then_create and acq.test_span.line == 8
+    assert acq.busy.status == 1 and acq.busy.span.line == 16

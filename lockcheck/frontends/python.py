@@ -1009,10 +1009,18 @@ class _Analyzer:
                     e = self.find_end([body] if isinstance(body, cst.If) else list(body.body))
                     if e is not None:
                         return e
-            elif isinstance(st, (cst.With, cst.Try)):
+            elif isinstance(st, cst.With):
                 e = self.find_end(list(st.body.body))
                 if e is not None:
                     return e
+            elif isinstance(st, cst.Try):
+                blocks = [st.body] + [h.body for h in st.handlers]
+                if st.orelse is not None:
+                    blocks.append(st.orelse.body)
+                for b in blocks:
+                    e = self.find_end(list(b.body))
+                    if e is not None:
+                        return e
         return None
 
     def falls_off(self, stmt: Any) -> bool:
