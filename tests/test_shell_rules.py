@@ -945,8 +945,58 @@ def test_exec_read_write_gap_is_not_a_parse_error():
 
 
 def test_lock_command_inside_error_region_is_found():
-    src = "#!/bin/bash\nfoo() { echo ) ; }\nmkdir /srv/j.lock || exit 0\n"
-    assert ("LCK401", 3) in hits(src)
+    # valid bash that tree-sitter-bash 0.25 reads as an ERROR region: no LCK000, and the lock
+    # commands inside the region are still found on their lines
+    src = (
+        "#!/bin/bash\n"
+        'if [ "$a" \\< "$b" ]; then mkdir /srv/j.lock || exit 0; fi\n'
+        "mkdir /srv/k.lock || exit 0\n"
+    )
+    h = hits(src)
+    assert ("LCK401", 2) in h and ("LCK401", 3) in h
+    assert not any(c == "LCK000" for c, _ in h)
+
+
+def test_stray_closing_keyword_is_a_parse_error_and_later_code_is_not_guessed():
+    src = "#!/bin/sh\nmkdir /srv/a.lock || exit 0\necho x\nfi\nmkdir /srv/b.lock || exit 0\n"
+    h = hits(src)
+    assert ("LCK000", 4) in h and ("LCK401", 2) in h
+    assert not any(ln == 5 for _, ln in h)
+
+
+def test_unterminated_quote_hides_nothing_before_it():
+    src = '#!/bin/sh\nmkdir /srv/a.lock || exit 0\necho "$(date\nmkdir /srv/b.lock || exit 0\n'
+    h = hits(src)
+    assert ("LCK000", 3) in h and ("LCK401", 2) in h
+    assert not any(ln == 4 for _, ln in h)
+
+
+def test_valid_bash_kitchen_sink_has_no_parse_error():
+    src = r"""
+        #!/usr/bin/env bash
+        set -Eeuo pipefail
+        shopt -s nullglob extglob
+        declare -A MAP=([a]=1 [b]=2)
+        arr=(one "two three" $'four\tfive')
+        for ((i = 0; i < ${#arr[@]}; i++)); do printf '%s\n' "${arr[$i]^^}"; done
+        if [[ "${1:-}" =~ ^[0-9]+$ && -n ${2-} ]]; then echo num; fi
+        case "${1:-}" in
+          run) echo go ;&
+          +([0-9])) echo digits ;;
+        esac
+        while IFS= read -r line; do echo "$line"; done < <(ls -1)
+        read -r x <<< "hello"
+        coproc worker { cat; }
+        echo $(( 3 * (4 + 5) )) ${x:+set} ${x//l/L} ${x:1:2} ${!MAP[@]}
+        f() ( echo subshell-function )
+        exec 3>&1 4>&2
+        diff <(echo a) <(echo b) || true
+        cat <<-EOF
+        	indented $x
+        	EOF
+    """
+    facts, findings = run(src)
+    assert facts.parse_errors == [] and findings == []
 
 
 # ----------------------------------------------------------------------------- suppressions

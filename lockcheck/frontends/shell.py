@@ -48,6 +48,9 @@ def _parser():
 
 # ----------------------------------------------------------------------------- small helpers
 
+OPENERS = {'"', "'", "`", "$(", "{", "((", "$((", "${", "$'", '$"'}
+CLOSER_WORDS = {"fi", "done", "esac", "then", "else", "elif", "do"}
+CLOSERS = {"fi", "done", "esac", "then", "else", "elif", "do", "}", ")", ";;"}
 STATEMENT_SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end"}
 WRAPPERS = {"command", "builtin", "exec", "sudo", "nice", "ionice", "chrt", "time", "env"}
 ZERO_CMDS = {"echo", "printf", ":", "true", "logger", "log", "warn", "info", "say", "msg"}
@@ -55,6 +58,22 @@ REMOVERS = {"rm", "rmdir", "unlink"}
 LOCK_WORDS = re.compile(r"(?i)(lock|pid|lck|mutex|running)")
 AGE_TEST = re.compile(r"stat\b[^\n]*%[YZm]|-mmin|-mtime|-amin|-newer|date\s+-r|-ot\b|-nt\b")
 SIGNALS_EXIT = {"EXIT", "0", "SIGEXIT"}
+
+
+_FOREIGN_LINE = re.compile(
+    r"^\s*(?:(?:def|class)\s+\w+.*:\s*$|import\s+[\w.]+(?:\s+as\s+\w+)?\s*;?\s*$"
+    r"|from\s+[\w.]+\s+import\s|(?:try|finally|else):\s*$|(?:elif|except|with|while|for|if)\b.*:\s*$"
+    r"|#include\s|package\s+[\w.]+;?\s*$|(?:public|private|const|let|var)\s+\w+.*[;{]\s*$)"
+)
+
+
+def _looks_foreign(text: str) -> bool:
+    """Python, C, Java or JavaScript source handed to the shell frontend."""
+    code = [ln for ln in text.splitlines()[:400] if ln.strip() and not ln.lstrip().startswith("#")]
+    if not code:
+        return False
+    foreign = sum(1 for ln in code if _FOREIGN_LINE.match(ln))
+    return foreign >= 2 and foreign * 5 >= len(code)
 
 
 def _txt(node) -> str:
@@ -243,6 +262,7 @@ class _Analyzer:
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
         self.top_stmt = None
+        self.cut: int | None = None
         self.live_seen: dict = {}
         self._trap_dquoted = False
         self.subshells: list[Pos] = []
@@ -310,7 +330,29 @@ class _Analyzer:
                 self.frames.pop()
                 self.cond_depth -= 1
         self.finish()
+        if self.cut is not None:
+            self._drop_after(self.cut)
         return self.facts
+
+    def _drop_after(self, cut: int) -> None:
+        f = self.facts
+        keep = [i for i, a in enumerate(f.acquires) if a.span.start < cut]
+        remap = {old: new for new, old in enumerate(keep)}
+        f.acquires = [f.acquires[i] for i in keep]
+        f.removals = [r for r in f.removals if r.span.start < cut]
+        f.liveness = [x for x in f.liveness if x.span.start < cut]
+        f.kills = [x for x in f.kills if x.span.start < cut]
+        f.probes = [x for x in f.probes if x.span.start < cut]
+        f.overrides = [x for x in f.overrides if x.span.start < cut]
+        f.backgrounds = [b for b in f.backgrounds if b.span.start < cut and b.lock in remap]
+        for b in f.backgrounds:
+            b.lock = remap[b.lock]
+        hooks = []
+        for h in f.hooks:
+            if h.span.start < cut:
+                h.active_in_busy_of = tuple(remap[i] for i in h.active_in_busy_of if i in remap)
+                hooks.append(h)
+        f.hooks = hooks
 
     def _prescan(self, root) -> None:
         if "### BEGIN INIT INFO" in self.text:
@@ -342,8 +384,10 @@ class _Analyzer:
                 errors.append(n)
             elif t == "ERROR" and not self._benign_error(n):
                 errors.append(n)
-            if n.has_error or n.type in ("program",) or True:
-                stack.extend(reversed(n.children))
+            elif t == "command_name" and _txt(n) in CLOSER_WORDS and n.parent is not None:
+                # tree-sitter-bash reads a stray `fi`/`done`/`}` as a command; bash stops there
+                errors.append(n.parent)
+            stack.extend(reversed(n.children))
         self._errors(root, errors)
 
     def _benign_error(self, n) -> bool:
@@ -360,10 +404,17 @@ class _Analyzer:
             if n.is_missing or n.type == "heredoc_end":
                 broken = broken or n
                 continue
+            kids = [c for c in n.children if c.type != "comment"]
             if n.end_byte >= size - 1 and (n.end_byte - n.start_byte) > 0:
-                broken = broken or n
-        err_bytes = sum(n.end_byte - n.start_byte for n in errors if n.type == "ERROR")
-        if broken is None and err_bytes * 3 > size:
+                # an unterminated quote, substitution or brace runs to the end of the file; a
+                # grammar gap on valid code (`[ "$a" \< "$b" ]`) does not open anything
+                if any(c.type in OPENERS for c in kids) or _txt(n)[:1] in ("'", '"', "`"):
+                    broken = broken or n
+                elif any(c.type == "ERROR" and _txt(c)[:1] in ("'", '"', "`") for c in kids):
+                    broken = broken or n
+            if n.type == "command" or (kids and kids[0].type in CLOSER_WORDS):
+                broken = broken or n  # a stray `fi`/`done`/`esac`: bash stops there
+        if broken is None and _looks_foreign(self.text):
             broken = errors[0]
         if broken is None:
             return
@@ -372,6 +423,9 @@ class _Analyzer:
         if not broken.is_missing and broken.type == "ERROR":
             for c in broken.children:
                 if c.type in ('"', "'", "`", "string_content", "raw_string"):
+                    quote = c
+                    break
+                if c.type == "ERROR" and _txt(c)[:1] in ("'", '"', "`"):
                     quote = c
                     break
         if quote is not None and broken is first:
@@ -389,11 +443,19 @@ class _Analyzer:
             what = "has an unterminated here-doc"
         elif broken.is_missing:
             what = f"lacks a closing `{broken.type}`"
+        if broken.type == "command":
+            first = broken
+            what = f"has an unexpected `{_txt(broken.child_by_field_name('name'))}`"
+        elif broken.type == "ERROR" and broken.children and broken.children[0].type in CLOSER_WORDS:
+            first = broken
+            what = f"has an unexpected `{broken.children[0].type}`"
         self.facts.parse_errors.append(
             ParseError(
                 self.span(first), f"the file {what} here; the rest is read as far as possible"
             )
         )
+        # bash never runs what follows: facts from there on would be guesses
+        self.cut = self._c(first.start_byte)
 
     # ------------------------------------------------------------------ structure
     def statements(self, node) -> list:
@@ -524,6 +586,9 @@ class _Analyzer:
         if t == "test_command":
             self.test_cmd(node, pos)
             return
+        if t == "ERROR" and self.offmap is None and self.cut is None:
+            self._walk_error_region(node)
+            return
         if t in ("ERROR", "program", "do_group"):
             self.walk_seq(self.statements(node), tail=False)
             return
@@ -531,6 +596,66 @@ class _Analyzer:
         for c in node.named_children:
             if c.type in ("command", "list", "redirected_statement", "if_statement"):
                 self.stmt(c, Pos())
+
+    _SEGMENT = re.compile(rb"^;?\s*(?:(?:if|then|else|elif|do|while|until)\s+)*")
+
+    def _walk_error_region(self, node) -> None:
+        """A region tree-sitter-bash could not read (valid code it does not know, e.g.
+        `[ "$a" \\< "$b" ]`): read its lines, and the `;`-separated pieces of lines that do
+        not read alone, as separate commands at their own positions."""
+        src = self.src
+        start = src.rfind(b"\n", 0, node.start_byte) + 1
+        end = node.end_byte
+        pos = start
+        self.cond_depth += 1
+        try:
+            while pos < end:
+                nl = src.find(b"\n", pos, end)
+                stop = end if nl < 0 else nl
+                self._walk_piece(pos, stop, split=True)
+                pos = stop + 1
+        finally:
+            self.cond_depth -= 1
+            self.offmap = None
+
+    def _walk_piece(self, a: int, b: int, split: bool) -> None:
+        piece = self.src[a:b]
+        if not piece.strip() or piece.lstrip().startswith(b"#"):
+            return
+        tree = _parser().parse(piece)
+        if not tree.root_node.has_error:
+            self.offmap = list(range(a, b + 1))
+            self._sub_src = piece
+            self.walk_seq(self.statements(tree.root_node), tail=False)
+            self.offmap = None
+            return
+        if not split:
+            return
+        # split at separators outside quotes (roughly) and drop leading keywords
+        bounds = []
+        quote = None
+        i = 0
+        while i < len(piece):
+            ch = piece[i : i + 1]
+            if quote:
+                if ch == b"\\":
+                    i += 2
+                    continue
+                if ch == quote:
+                    quote = None
+            elif ch in (b"'", b'"'):
+                quote = ch
+            elif ch == b";":
+                bounds.append(i)
+            i += 1
+        cuts = [0] + [x for x in bounds] + [len(piece)]
+        for x, y in zip(cuts, cuts[1:]):
+            seg = piece[x:y]
+            m = self._SEGMENT.match(seg)
+            off = m.end() if m else 0
+            if seg[off:].strip() in (b"fi", b"done", b"esac", b"then", b"else", b"do", b""):
+                continue
+            self._walk_piece(a + x + off, a + y, split=False)
 
     # ------------------------------------------------------------------ compound statements
     def list_(self, node, pos: Pos) -> None:
