@@ -992,10 +992,11 @@ def test_valid_bash_kitchen_sink_has_no_parse_error():
         exec 3>&1 4>&2
         diff <(echo a) <(echo b) || true
         cat <<-EOF
-        	indented $x
-        	EOF
+        <TAB>indented $x
+        <TAB>EOF
     """
-    facts, findings = run(src)
+    text = textwrap.dedent(src).lstrip("\n").replace("<TAB>", "\t")
+    facts, findings = analyze_text("job.sh", text, "shell")
     assert facts.parse_errors == [] and findings == []
 
 

@@ -649,7 +649,7 @@ class _Analyzer:
                 bounds.append(i)
             i += 1
         cuts = [0] + [x for x in bounds] + [len(piece)]
-        for x, y in zip(cuts, cuts[1:]):
+        for x, y in zip(cuts, cuts[1:], strict=False):
             seg = piece[x:y]
             m = self._SEGMENT.match(seg)
             off = m.end() if m else 0
