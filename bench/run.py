@@ -328,6 +328,9 @@ def report(mode, files, total_bytes, lc: Run, other: Run, other_name, checks, ar
             f"{lc.internal_errors} internal-error/traceback lines"
         )
         print("  last stderr:\n    " + lc.stderr_tail[-1500:].replace("\n", "\n    "))
+    if bad or lc.internal_errors:
+        print("  INVALID: lockcheck did not analyse every file; the timing does not count")
+        verdicts.append(False)
     result = {
         "mode": mode,
         "corpus": os.path.abspath(args.corpus),
