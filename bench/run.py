@@ -347,6 +347,12 @@ def report(mode, files, total_bytes, lc: Run, other: Run, other_name, checks, ar
 
 
 def save(result: dict) -> None:
+    load = os.getloadavg()
+    result["loadavg_at_end"] = load
+    print(
+        f"  load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
+        f"{os.cpu_count()} CPUs (other work on the machine skews every number)"
+    )
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     out = RESULTS / f"{result['mode']}-{stamp}.json"
