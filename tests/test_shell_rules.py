@@ -1270,3 +1270,18 @@ def test_init_script_running_helper_used_by_status_and_start():
     h = {(f.code, f.span.line) for f in findings}
     assert ("LCK105", 5) in h
     assert not any(c in ("LCK106", "LCK107", "LCK405") for c, _ in h)
+
+
+def test_lock_helper_called_twice_reports_each_problem_once():
+    src = """
+        #!/bin/bash
+        with_lock() {
+          trap "rmdir '$1'" EXIT
+          mkdir "$1" 2>/dev/null || exit 75
+        }
+        with_lock /srv/run/a.lock
+        with_lock /srv/run/a.lock
+    """
+    facts, findings = run(src)
+    assert [f.span.line for f in findings if f.code == "LCK203"] == [3]
+    assert [f.span.line for f in findings if f.code == "LCK101"] == [4]

@@ -2758,10 +2758,25 @@ class _Analyzer:
             bmap = list(range(inner, action.end_byte - 1)) + [action.end_byte - 1]
         elif action.type == "string":
             raw = self.src[action.start_byte + 1 : action.end_byte - 1]
+            # "..." is expanded when the trap is set: put known literal values in place
+            subs = {}
+            for c in action.named_children:
+                if c.type in ("simple_expansion", "expansion"):
+                    pe = self.resolve(c)
+                    val = pe.render()
+                    if pe.is_literal and re.fullmatch(r"[\w./~@%+=:,-]+", val):
+                        subs[c.start_byte] = (c.end_byte, val.encode())
             out = bytearray()
             bmap = []
             i = 0
             while i < len(raw):
+                absb = action.start_byte + 1 + i
+                if absb in subs:
+                    end_b, lit = subs[absb]
+                    out += lit
+                    bmap.extend([absb] * len(lit))
+                    i += end_b - absb
+                    continue
                 ch = raw[i : i + 1]
                 if (
                     ch == b"\\"
@@ -2932,6 +2947,7 @@ class _Analyzer:
             if self.facts.init_script and a.busy is None and "pid" in key.lower():
                 a.service_record = True
         # hooks
+        hooks_seen: dict = {}
         for ev in self.traps:
             if not ev.keys:
                 continue
@@ -2948,9 +2964,28 @@ class _Analyzer:
                     (r.path for r in ev.removals if r.path is not None and r.path.key() == key),
                     None,
                 )
-                self.facts.hooks.append(
-                    ReleaseHook(path, ev.span, "trap", tuple(active), self._move_fix(ev, active))
-                )
+                if path is None:
+                    path = next(
+                        (
+                            r.path
+                            for r in self.facts.removals
+                            if r.path is not None
+                            and r.via == "trap"
+                            and r.hook_span == ev.span
+                            and r.path.key() == key
+                        ),
+                        None,
+                    )
+                old = hooks_seen.get((ev.span.start, key))
+                if old is not None:
+                    # the same trap installed again (a function called twice)
+                    old.active_in_busy_of = tuple(sorted(set(old.active_in_busy_of) | set(active)))
+                    if old.move_fix is None:
+                        old.move_fix = self._move_fix(ev, active)
+                    continue
+                hook = ReleaseHook(path, ev.span, "trap", tuple(active), self._move_fix(ev, active))
+                hooks_seen[(ev.span.start, key)] = hook
+                self.facts.hooks.append(hook)
         self.facts.backgrounds.extend(self.pending_bg)
 
     def _service_records(self) -> None:
