@@ -64,8 +64,9 @@ def test_file_with_lock_tokens_is_parsed_with_libcst(tmp_path):
 
 def test_prefilter_lets_lock_tokens_through():
     for token in ("fcntl.flock", "open(p, 'x')", "os.O_EXCL", "os.makedirs", "psutil.pid_exists"):
+        assert pyfront.may_hold_lock(token), token
         assert pyfront.PREFILTER.search(token), token
-    assert not pyfront.PREFILTER.search("import csv\nprint(sum(range(10)))\n")
+    assert not pyfront.may_hold_lock("import csv\nprint(sum(range(10)))\n")
 
 
 def test_python2_file_is_a_parse_error_with_its_line():
@@ -176,3 +177,19 @@ def test_newer_syntax_than_the_interpreter_is_not_flagged_when_libcst_reads_it()
     )
     _facts, findings = analyze_text("m.py", src, "python")
     assert "LCK000" not in {f.code for f in findings}
+
+
+def test_byte_order_mark_keeps_offsets():
+    src = "\ufeffimport os, sys\ntry:\n    os.mkdir('/var/lib/a.lock')\nexcept OSError:\n    sys.exit()\n"
+    facts, findings = analyze_text("bom.py", src, "python")
+    f = next(f for f in findings if f.code == "LCK401")
+    assert src[f.span.start : f.span.end] == "sys.exit()"
+    assert f.span.line == 5 and f.span.col == 5
+
+
+def test_lock_free_file_with_lock_words_is_not_parsed_by_libcst():
+    # passes the text filter ("lock", "remove(") but holds nothing that acts on a lock
+    src = "import threading\nlock = threading.Lock()\nitems = [1]\nitems.remove(1)\n"
+    facts = pyfront.parse("t.py", src)
+    assert facts.acquires == [] and facts.removals == []
+    assert not pyfront._relevant(__import__("ast").parse(src), src)

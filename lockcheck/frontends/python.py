@@ -12,6 +12,7 @@ unknown, a branch whose end cannot be computed has an unknown status.
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import os
 import re
@@ -39,11 +40,41 @@ from ..model import (
 )
 from ..paths import lockish_name
 
-PREFILTER = re.compile(
-    r"fcntl|flock|lockf|filelock|FileLock|portalocker|fasteners|O_EXCL|mkdir|makedirs"
-    r"|\blink\(|symlink|\bkill|pid|\.lock|lock\b|touch\(|exists\(|isfile\(|unlink|remove\("
-    r"|rmdir|rmtree|Popen|fork|[\"']x[bt+]*[\"']|atexit"
+_PREFILTER_TOKENS = (
+    "fcntl",
+    "lock",
+    "Lock",
+    "LOCK",
+    "pid",
+    "PID",
+    "O_EXCL",
+    "mkdir",
+    "makedirs",
+    "link(",
+    "kill",
+    "touch(",
+    "exists(",
+    "isfile(",
+    "is_file(",
+    "unlink",
+    "remove(",
+    "rmdir",
+    "rmtree",
+    "Popen",
+    "fork",
+    "'x",
+    '"x',
+    "atexit",
 )
+# the same tokens as a pattern (for callers that want a regex)
+PREFILTER = re.compile("|".join(re.escape(t) for t in _PREFILTER_TOKENS))
+
+
+def may_hold_lock(text: str) -> bool:
+    """The cheap text pre-filter (substring tests run at C speed)."""
+    return any(t in text for t in _PREFILTER_TOKENS)
+
+
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
 
 LIBRARY_MODULES = ("fcntl", "filelock", "portalocker", "fasteners")
@@ -52,7 +83,7 @@ LIBRARY_MODULES = ("fcntl", "filelock", "portalocker", "fasteners")
 def parse(path: str, text: str) -> FileFacts:
     facts = FileFacts(path=path, language="python", text=text)
     try:
-        if not PREFILTER.search(text) or len(text) > MAX_CHARS:
+        if len(text) > MAX_CHARS or not may_hold_lock(text):
             return facts
         _analyse(facts)
     except Exception:  # noqa: BLE001 - no exception may escape a frontend
@@ -160,8 +191,7 @@ def _call_name(node: ast.Call) -> str:
 def _relevant(tree: ast.AST, text: str) -> bool:
     """Second, exact-enough filter on CPython's AST (C speed): could this file take, test,
     break or remove a lock?  When not, libcst is never imported."""
-    removes = tests = False
-    lockish = None
+    removes = tests = lockish = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             if node.attr in _LIB_NAMES:
@@ -196,11 +226,10 @@ def _relevant(tree: ast.AST, text: str) -> bool:
                 for n in ast.walk(sub):
                     if isinstance(n, ast.Call) and _call_name(n) in _CREATE_NAMES:
                         return True
-        if removes:
-            if lockish is None:
-                lockish = bool(_LOCKISH_TEXT.search(text))
-            if lockish or tests:
-                return True
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and not lockish:
+            lockish = bool(_LOCKISH_TEXT.search(node.value))
+        if removes and (lockish or tests):
+            return True
     if removes:
         # a probe: a create right before a removal
         for node in ast.walk(tree):
@@ -298,14 +327,12 @@ class _Entry:
 class _Analyzer:
     def __init__(self, facts: FileFacts, module: Any) -> None:
         import libcst as cst
-        from libcst.metadata import MetadataWrapper, PositionProvider
 
         self.cst = cst
         self.facts = facts
         self.text = facts.text
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.module = wrapper.module
-        self.pos = wrapper.resolve(PositionProvider)
+        self.module = module
+        self.pos = _positions(module, facts.text)
         self.starts = _line_starts(self.text)
         self.parent: dict[int, Any] = {}
         self.calls: list[Any] = []
@@ -419,16 +446,16 @@ class _Analyzer:
             self.attr_assigns.setdefault(key, []).append(value)
 
     def off(self, node: Any) -> int:
-        r = self.pos.get(node)
-        if r is None:
-            return -1
-        return self.starts[r.start.line - 1] + r.start.column
+        r = self.pos.get(id(node))
+        return -1 if r is None else r[0]
 
     def span(self, node: Any) -> Span:
-        r = self.pos[node]
-        s = self.starts[r.start.line - 1] + r.start.column
-        e = self.starts[r.end.line - 1] + r.end.column
-        return Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1, s, e)
+        s, e = self.pos[id(node)]
+        line = bisect.bisect_right(self.starts, s)
+        end_line = bisect.bisect_right(self.starts, e)
+        col = s - self.starts[line - 1]
+        end_col = e - self.starts[end_line - 1]
+        return Span(line, col + 1, end_line, end_col + 1, s, e)
 
     def code(self, node: Any) -> str:
         sp = self.span(node)
@@ -2543,6 +2570,66 @@ class _Analyzer:
 
 
 _NOVALUE = object()
+
+
+def _positions(module: Any, text: str) -> dict[int, tuple[int, int]]:
+    """Start and end ``str`` offsets of every node, by id.
+
+    libcst's PositionProvider computes lines and columns through its metadata machinery, ten
+    times slower than generating the code; this state only counts characters while the module
+    regenerates its own (identical) text, following the same syntactic-position rules."""
+    from contextlib import contextmanager
+
+    from libcst._nodes.internal import CodegenState
+
+    computed: dict[int, tuple[int, int]] = {}
+    stack: list[int] = []
+    pos = [1 if text.startswith("\ufeff") else 0]  # libcst drops a byte-order mark
+    last = [0]
+
+    class _State(CodegenState):
+        def add_indent_tokens(self) -> None:
+            for t in self.indent_tokens:
+                pos[0] += len(t)
+                last[0] = len(t)
+
+        def add_token(self, value: str) -> None:
+            pos[0] += len(value)
+            last[0] = len(value)
+            if not self.tokens:
+                self.tokens.append(value)  # Module codegen asks whether anything was emitted
+
+        def pop_trailing_newline(self) -> None:
+            pos[0] -= last[0]
+            last[0] = 0
+
+        def before_codegen(self, node: Any) -> None:
+            stack.append(pos[0])
+
+        def after_codegen(self, node: Any) -> None:
+            start = stack.pop()
+            computed.setdefault(id(node), (start, pos[0]))
+
+        @contextmanager
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            start = pos[0]
+            try:
+                yield
+            finally:
+                end = pos[0]
+                if start_node is not None:
+                    start = computed[id(start_node)][0]
+                if end_node is not None:
+                    end = computed[id(end_node)][1]
+                computed[id(node)] = (start, end)
+
+    state = _State(default_indent=module.default_indent, default_newline=module.default_newline)
+    module._codegen(state)
+    if pos[0] != len(text):
+        raise ValueError("libcst did not reproduce the source text")
+    return computed
+
+
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _SKIP_FIELDS = {
     "whitespace",
