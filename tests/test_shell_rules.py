@@ -1285,3 +1285,22 @@ def test_lock_helper_called_twice_reports_each_problem_once():
     facts, findings = run(src)
     assert [f.span.line for f in findings if f.code == "LCK203"] == [3]
     assert [f.span.line for f in findings if f.code == "LCK101"] == [4]
+
+
+def test_flock_on_fd_held_in_a_variable_and_eval_opened_files():
+    src = """
+        #!/bin/bash
+        LOCKFD=99
+        _lock() { flock -$1 $LOCKFD; }
+        _prepare() { eval "exec $LOCKFD>\\"$LOCKFILE\\""; trap '_lock u; rm -f $LOCKFILE' EXIT; }
+        _prepare
+        if ! _lock xn; then
+          echo "already running"
+          exit 0
+        fi
+    """
+    facts, findings = run(src)
+    h = {(f.code, f.span.line) for f in findings}
+    assert ("LCK401", 8) in h
+    assert not any(c in ("LCK501", "LCK107") for c, _ in h)
+    assert facts.acquires[0].nonblocking and facts.acquires[0].path is None

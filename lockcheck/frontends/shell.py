@@ -1409,6 +1409,11 @@ class _Analyzer:
                             self.env[a] = None
         elif name in ("export", "readonly", "local", "declare", "typeset"):
             pass
+        elif name == "eval":
+            # code run by eval is not analysed; paths it names are the script's own business
+            for m in re.finditer(r"\$\{?(\w+)\}?", " ".join(argt)):
+                if not m.group(1).isdigit():
+                    self.facts.created.append(PathExpr(tuple(self._var(m.group(1), 0))))
         elif name == "start-stop-daemon":
             for i, a in enumerate(argt):
                 if a in ("--pidfile", "-p") and i + 1 < len(args):
@@ -1523,7 +1528,20 @@ class _Analyzer:
             else [(body, False)]
         )
         frame.last = (stmts[-1][0].start_byte, stmts[-1][0].end_byte) if stmts else None
-        self.walk_seq(stmts, tail=pos.tail)
+        cond = pos if pos.tested else self._status_pos(pos)
+        last_node = stmts[-1][0] if stmts else None
+        if (
+            cond is not None
+            and last_node is not None
+            and last_node.type not in ("if_statement", "case_statement", "while_statement")
+            and not re.match(r"\s*(return|exit)\b", _txt(last_node))
+        ):
+            # the function's status is its last command's: that command is what the caller tests
+            self.walk_seq(stmts[:-1], tail=False)
+            self.order += 1
+            self.stmt(last_node, cond)
+        else:
+            self.walk_seq(stmts, tail=pos.tail)
         self.frames.pop()
 
     # ------------------------------------------------------------------ facts helpers
@@ -1534,8 +1552,19 @@ class _Analyzer:
         return True
 
     def add_acquire(self, acq: Acquire) -> int | None:
+        if self.in_trap:
+            return None  # a trap that locks: not an acquisition of the run
         key = (acq.kind, acq.span.start, acq.path.key() if acq.path else None)
         if key in self.seen_acq:
+            old = self.facts.acquires[self.seen_acq[key]]
+            if old.busy is None and acq.busy is not None:
+                # the same command reached again (a helper called from several places): keep
+                # the call whose status decides the run
+                old.busy = acq.busy
+                old.status_handled = acq.status_handled and old.status_handled
+                old.nonblocking = old.nonblocking or acq.nonblocking
+            elif not acq.status_handled:
+                old.status_handled = False
             return None
         if self.frames:
             acq.function = self.frames[-1].name
@@ -2045,7 +2074,7 @@ class _Analyzer:
 
     # ------------------------------------------------------------------ flock
     def flock_(self, cmd, args, pos: Pos, prefixes, redirects) -> None:
-        argt = [_txt(a) for a in args]
+        argt = [self._arg_text(a) for a in args]
         nonblocking = False
         conflict = None
         conflict_node = None
@@ -2208,6 +2237,14 @@ class _Analyzer:
                     self.span(cmd), True, st, self.durable_global, False, status_fix
                 )
         self.add_acquire(acq)
+
+    def _arg_text(self, a) -> str:
+        """An argument's text, with variables of known literal value put in (`-$1`, `$FD`)."""
+        t = _txt(a)
+        if "$" not in t:
+            return t
+        pe = self.resolve(a)
+        return pe.render() if pe.is_literal and pe.parts else t
 
     def cmd_name_word(self, a) -> str:
         s = _txt(a).strip("'\"")
