@@ -1354,7 +1354,9 @@ class _Analyzer:
             self.pending_bg = []
             return
         if name == "disown":
-            self.background_at(cmd, "disown")
+            # a disowned child is never waited for: the children started so far stay reported
+            self.facts.backgrounds.extend(self.pending_bg)
+            self.pending_bg = []
             return
         if name == "lockfile-touch":
             background = None  # refreshes the lock's age; killed before the release
