@@ -1304,3 +1304,15 @@ def test_flock_on_fd_held_in_a_variable_and_eval_opened_files():
     assert ("LCK401", 8) in h
     assert not any(c in ("LCK501", "LCK107") for c, _ in h)
     assert facts.acquires[0].nonblocking and facts.acquires[0].path is None
+
+
+def test_proc_liveness_with_command_substitution():
+    src = """
+        #!/bin/bash
+        F=/var/run/j.pid
+        if [ -e /proc/$(cat $F) ]; then exit 0; fi
+        if [[ -d "/proc/$(< "$F")" ]]; then exit 0; fi
+        [[ -d /proc/$(cat $F) ]] && echo up >&2
+    """
+    h = hits(src)
+    assert ("LCK105", 3) in h and ("LCK105", 4) in h and ("LCK105", 5) not in h

@@ -2524,8 +2524,21 @@ class _Analyzer:
     def _file_test(self, node, found, txt: str, pos: Pos, negated: bool) -> None:
         # liveness: [ -d /proc/$pid ]
         m = re.search(r"/proc/\$\{?(\w+)\}?", txt)
-        if m and "-d" in txt and "/fd/" not in txt:
+        if m and re.search(r"-[de]\b", txt) and "/fd/" not in txt:
             self.liveness(node, m.group(1), pos, test_true_alive=not negated)
+        elif "/proc/$(" in txt or "/proc/`" in txt:
+            for op, _path, a in found:
+                if op not in ("-d", "-e") or "/proc/" not in _txt(a):
+                    continue
+                stack = [a]
+                while stack:
+                    n = stack.pop()
+                    if n.type == "command_substitution":
+                        src = self.pid_source(n)
+                        if src is not False:
+                            self.liveness_file(node, src, pos, True, negated=negated)
+                        break
+                    stack.extend(n.named_children)
         if re.search(r"-ef\b", txt) or re.search(r"%i", txt):
             self.inode_recheck = True
         if AGE_TEST.search(txt) and pos.tested:
