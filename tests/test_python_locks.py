@@ -1259,3 +1259,30 @@ def test_pid_file_with_kill_zero_in_try_else():
     acq = facts.acquires[0]
     assert acq.check_then_create and acq.test_span.line == 8
     assert acq.busy.status == 1 and acq.busy.span.line == 16
+
+
+def test_mtime_identity_check_is_not_an_age_test():
+    src = """
+        import os
+        from pathlib import Path
+
+        def replace_if_unchanged(lock_file, mtime_before):
+            current = os.lstat(lock_file)
+            if current.st_mtime == mtime_before:
+                Path(lock_file).unlink()
+
+        replace_if_unchanged("/var/lib/app/x.lock", 0.0)
+    """
+    facts, _ = run(src)
+    assert [r.stale_guard for r in facts.removals] == [None]
+
+
+def test_age_from_a_variable_is_an_age_test():
+    src = """
+        import os, time
+        LOCK = "/var/lib/app/x.lock"
+        age = time.time() - os.stat(LOCK).st_mtime
+        if age > 600:
+            os.unlink(LOCK)
+    """
+    assert found(src) == [("LCK106", 5)]

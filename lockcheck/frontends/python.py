@@ -2316,24 +2316,21 @@ class _Analyzer:
                     break
 
     def _age_test(self, test: Any) -> bool:
+        """An ordering comparison involving a modification/change time (or a value computed
+        from one): ``time.time() - os.path.getmtime(L) > 3600``, ``age > MAX_AGE``."""
         cst = self.cst
-        for n in self.descendants(test):
-            if isinstance(n, cst.Call) and self.call_q(n) in (
-                "os.path.getmtime",
-                "os.path.getctime",
-            ):
+        ordering = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+        words = ("getmtime", "getctime", "st_mtime", "st_ctime")
+        for cmp in self.descendants(test, cst.Comparison):
+            if not any(isinstance(t.operator, ordering) for t in cmp.comparisons):
+                continue
+            src = self.code(cmp)
+            if any(w in src for w in words):
                 return True
-            if isinstance(n, cst.Attribute) and n.attr.value in (
-                "st_mtime",
-                "st_ctime",
-                "st_mtime_ns",
-            ):
-                return True
-            if isinstance(n, cst.Name):
+            for n in self.descendants(cmp, cst.Name):
                 v = self.lookup(n)
-                if v is not None and not isinstance(v, tuple) and v is not test:
-                    src = self.code(v)
-                    if "getmtime" in src or "st_mtime" in src or "st_ctime" in src:
+                if v is not None and not isinstance(v, tuple) and not self.within(v, cmp):
+                    if any(w in self.code(v) for w in words):
                         return True
         return False
 
