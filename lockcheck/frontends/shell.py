@@ -1401,14 +1401,24 @@ class _Analyzer:
         elif name == "find":
             self.find_(cmd, args, pos)
         elif name == "read":
+            skip = False
+            for a in argt:
+                if skip:
+                    skip = False
+                    continue
+                if a in ("-p", "-d", "-n", "-N", "-t", "-u", "-a", "-i"):
+                    skip = True
+                    continue
+                if not a.startswith("-"):
+                    self.env[a] = None  # read at run time
+                    self.pidvars.pop(a, None)
             for r in redirects:
                 info = self.redirect_info(r)
                 if info and info[1] == "<":
                     src = self.resolve(info[2])
                     for a in argt:
-                        if not a.startswith("-"):
+                        if not a.startswith("-") and a in self.env:
                             self.pidvars[a] = src
-                            self.env[a] = None
         elif name in ("export", "readonly", "local", "declare", "typeset"):
             pass
         elif name == "eval":
