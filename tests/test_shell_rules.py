@@ -1316,3 +1316,33 @@ def test_proc_liveness_with_command_substitution():
     """
     h = hits(src)
     assert ("LCK105", 3) in h and ("LCK105", 4) in h and ("LCK105", 5) not in h
+
+
+def test_per_process_probe_in_helper_is_neither_lock_nor_lck301():
+    src = """
+        #!/usr/bin/env bash
+        usable_dir() {
+          local dir="$1" probe
+          [ -d "$dir" ] && [ -w "$dir" ] || return 1
+          probe="$dir/.probe.$$"
+          if ! mkdir "$probe" 2>/dev/null; then return 1; fi
+          if ! rmdir "$probe" 2>/dev/null; then
+            : > "$dir/.cannot-clean" 2>/dev/null
+            return 1
+          fi
+          return 0
+        }
+        first_usable() {
+          local d
+          for d in "${XDG_RUNTIME_DIR:-}" "$HOME/.cache"; do
+            if usable_dir "$d"; then printf '%s\\n' "$d"; return 0; fi
+          done
+          return 1
+        }
+        ROOT="$(first_usable)" || exit 3
+        exec 9<>"$ROOT/job.lock" || exit 3
+        flock -n 9 || { printf 'skipped\\n' >> "$HOME/.job-ledger"; exit 2; }
+    """
+    facts, findings = run(src)
+    assert findings == []
+    assert len(facts.probes) == 1 and facts.probes[0].path.has_unique

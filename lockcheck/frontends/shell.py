@@ -262,6 +262,7 @@ class _Analyzer:
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
         self.top_stmt = None
+        self.referenced: dict[str, set[str]] = {}  # function -> functions ("" = top) calling it
         self.cut: int | None = None
         self.live_seen: dict = {}
         self._trap_dquoted = False
@@ -321,7 +322,17 @@ class _Analyzer:
         self._prescan(root)
         self.walk_seq(self.statements(root), tail=True)
         self.offmap = None
-        for name, fn in list(self.functions.items()):
+        # functions never called from the top level: those no other function calls first, so
+        # that the others are reached through their call sites
+        while True:
+            todo = [n for n in self.functions if n not in self.called]
+            if not todo:
+                break
+            ready = [
+                n for n in todo if not any(c in todo and c != n for c in self.referenced.get(n, ()))
+            ]
+            name = (ready or todo)[0]
+            fn = self.functions[name]
             if name not in self.called:
                 self.called.add(name)
                 self.cond_depth += 1
@@ -357,10 +368,10 @@ class _Analyzer:
     def _prescan(self, root) -> None:
         if "### BEGIN INIT INFO" in self.text:
             self.facts.init_script = True
-        stack = [root]
+        stack = [(root, "")]
         errors = []
         while stack:
-            n = stack.pop()
+            n, owner = stack.pop()
             t = n.type
             if t == "comment":
                 ln = n.start_point[0] + 1
@@ -368,6 +379,8 @@ class _Analyzer:
                 continue
             if t == "heredoc_body":
                 continue
+            if t == "command_name":
+                self.referenced.setdefault(_txt(n), set()).add(owner)
             if t == "function_definition":
                 name = n.child_by_field_name("name")
                 if name is not None:
@@ -387,7 +400,10 @@ class _Analyzer:
             elif t == "command_name" and _txt(n) in CLOSER_WORDS and n.parent is not None:
                 # tree-sitter-bash reads a stray `fi`/`done`/`}` as a command; bash stops there
                 errors.append(n.parent)
-            stack.extend(reversed(n.children))
+            if t == "function_definition":
+                nm = n.child_by_field_name("name")
+                owner = _txt(nm) if nm is not None else owner
+            stack.extend((c, owner) for c in reversed(n.children))
         self._errors(root, errors)
 
     def _benign_error(self, n) -> bool:
@@ -1852,8 +1868,22 @@ class _Analyzer:
         if not br.stmts:
             return None
         n = br.stmts[0][0]
-        while n.type in ("list",):
-            n = n.named_children[0]
+        for _ in range(6):
+            if n.type == "list" and n.named_children:
+                n = n.named_children[0]
+            elif n.type == "if_statement":
+                conds = self._if_parts(n)[0]
+                if not conds:
+                    break
+                n = conds[-1]
+            elif n.type in ("negated_command", "redirected_statement"):
+                kids = [c for c in n.named_children if c.type not in STATEMENT_SKIP]
+                body = n.child_by_field_name("body") if n.type == "redirected_statement" else None
+                n = body or (kids[0] if kids else n)
+                if n.type == "redirected_statement" or not kids:
+                    break
+            else:
+                break
         return n
 
     def _removes(self, node, key: str) -> bool:
