@@ -368,6 +368,9 @@ class _Analyzer:
     def _prescan(self, root) -> None:
         if "### BEGIN INIT INFO" in self.text:
             self.facts.init_script = True
+        first = self.text.split("\n", 1)[0]
+        if re.match(r"#!\S*(?:\s+\S*(?:sh|bash|dash|ksh))?(?:\s+-\w+)*\s+-\w*e", first):
+            self.set_e = True  # #!/bin/sh -e
         stack = [(root, "")]
         errors = []
         while stack:
