@@ -494,7 +494,7 @@ class _Analyzer:
     def _fn_body(self, fn):
         return fn.child_by_field_name("body") or fn
 
-    def walk_seq(self, stmts, tail: bool, frame_rest=None) -> None:
+    def walk_seq(self, stmts, tail: bool) -> None:
         n = len(stmts)
         i = 0
         applied = False
@@ -1449,7 +1449,6 @@ class _Analyzer:
             for i, a in enumerate(argt):
                 if a in ("--pidfile", "-p") and i + 1 < len(args):
                     self.facts.created.append(self.resolve(args[i + 1]))
-        self.scan_substitutions(cmd, pos)
         self.redirect_writes(redirects, pos, cmd or stmt_node, name)
 
     # ------------------------------------------------------------------ set / exec
@@ -2624,10 +2623,6 @@ class _Analyzer:
         return False
 
     # ------------------------------------------------------------------ processes
-    def scan_substitutions(self, cmd, pos: Pos) -> None:
-        """kill -0 "$(cat F)" and the like inside the arguments of any command."""
-        return
-
     def pid_file_of(self, a) -> PathExpr | None | bool:
         """The pid file an argument's value was read from; False when it is not from a file."""
         node = a
@@ -2839,11 +2834,7 @@ class _Analyzer:
                 ev.removals[0].drop_fix = FixTemplate(
                     "drop the trap that removes the lock file", whole.edits
                 )
-        ev.in_busy = self._acquires_in_pos_busy(pos)
         self.traps.append(ev)
-
-    def _acquires_in_pos_busy(self, pos):
-        return ()
 
     def walk_trap_body(self, action, cmd, is_exit: bool) -> None:
         self._trap_dquoted = action.type == "string"
