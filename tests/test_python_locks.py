@@ -1286,3 +1286,23 @@ def test_age_from_a_variable_is_an_age_test():
             os.unlink(LOCK)
     """
     assert found(src) == [("LCK106", 5)]
+
+
+def test_psutil_process_from_pid_file():
+    src = """
+        import sys
+        import psutil
+
+        PIDFILE = "/var/lib/app/app.pid"
+        with open(PIDFILE) as fh:
+            old = psutil.Process(int(fh.read()))
+        old.terminate()
+        try:
+            psutil.Process(int(open(PIDFILE).read()))
+            sys.exit(75)
+        except psutil.NoSuchProcess:
+            pass
+    """
+    got = found(src)
+    assert ("LCK108", 7) in got
+    assert ("LCK105", 9) in got

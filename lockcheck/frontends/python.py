@@ -171,6 +171,9 @@ _LIB_NAMES = {
     "kill",
     "killpg",
     "pid_exists",
+    "terminate",
+    "send_signal",
+    "psutil",
 }
 _CREATE_NAMES = {"mkdir", "makedirs", "link", "symlink", "symlink_to", "hardlink_to", "touch"}
 _WRITE_NAMES = {"open", "write_text", "write_bytes", "touch", "mkdir", "makedirs"}
@@ -2203,7 +2206,40 @@ class _Analyzer:
                 from_file, pid_file = self.pid_source(self.arg(c, 0))
                 if from_file:
                     self._liveness(c, pid_file)
+            elif q == "psutil.Process":
+                from_file, pid_file = self.pid_source(self.arg(c, 0, "pid"))
+                if not from_file:
+                    continue
+                sig = self._psutil_signal(c)
+                if sig is not None:
+                    self.facts.kills.append(Kill(self.span(sig[0]), sig[1], pid_file))
+                elif self.enclosing_try(c) is not None:
+                    # psutil.Process(pid) raising NoSuchProcess: a liveness test
+                    self._liveness(c, pid_file)
         self._stale_removals()
+
+    def _psutil_signal(self, proc: Any) -> tuple[Any, str] | None:
+        """``psutil.Process(pid).terminate()`` (directly or through a variable)."""
+        cst = self.cst
+        names = {"terminate": "SIGTERM", "kill": "SIGKILL", "send_signal": None}
+        targets = [proc]
+        par = self.up(proc)
+        if isinstance(par, cst.Assign) and len(par.targets) == 1:
+            targets.append(par.targets[0].target)
+        for c in self.calls:
+            m = self.method(c)
+            if m not in names or not isinstance(c.func, cst.Attribute):
+                continue
+            recv = c.func.value
+            if recv is proc or any(self._same_ref(recv, t) for t in targets[1:]):
+                sig = names[m]
+                if sig is None:
+                    a = self.arg(c, 0)
+                    if a is None or self.const(a) == 0:
+                        continue
+                    sig = self.code(a).split(".")[-1]
+                return c, sig
+        return None
 
     def _liveness(self, call: Any, pid_file: PathExpr | None) -> None:
         cst = self.cst
