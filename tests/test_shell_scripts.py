@@ -197,3 +197,30 @@ def test_large_file_is_fast():
     t0 = time.perf_counter()
     shell.parse("big.sh", big + "\nmkdir /srv/z.lock || exit 75\n")
     assert time.perf_counter() - t0 < 10
+
+
+def test_indirect_flock_invocations():
+    for head in ('"$(command -v flock)"', "$(which flock)", "/usr/bin/flock", "`which flock`"):
+        src = f"#!/bin/bash\n{head} -n /srv/locks/a.lock make all\n"
+        facts, findings = analyze_text("build.sh", src, "shell")
+        assert [a.mechanism for a in facts.acquires] == ["flock"], head
+        assert [(f.code, f.span.line) for f in findings] == [("LCK403", 2)], head
+
+
+def test_cli_reports_shell_findings(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "nightly.sh"
+    script.write_text(textwrap.dedent(CRON_BACKUP).lstrip("\n"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--output-format", "json", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0
+    data = json.loads(proc.stdout)
+    got = {(r["code"], r["location"]["row"]) for r in data}
+    assert ("LCK401", 25) in got and ("LCK102", 23) in got
