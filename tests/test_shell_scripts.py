@@ -224,3 +224,38 @@ def test_cli_reports_shell_findings(tmp_path):
     data = json.loads(proc.stdout)
     got = {(r["code"], r["location"]["row"]) for r in data}
     assert ("LCK401", 25) in got and ("LCK102", 23) in got
+
+
+SNIPPETS = [
+    'exec 9<>"$L"\n',
+    "flock -n 9 || exit 0\n",
+    "mkdir /tmp/x.lock || { echo busy; exit; }\n",
+    "trap 'rm -f \"$L\"; exit 0' EXIT\n",
+    'if ! mkdir "$D"; then\n',
+    "fi\n",
+    'case "$1" in start) f ;; esac\n',
+    "f() {\n",
+    "}\n",
+    "cat <<EOF\n",
+    "EOF\n",
+    'kill -0 "$(cat "$P")" && exit 0\n',
+    "( flock -n 9 || exit 1\n",
+    ") 9>/var/lock/x\n",
+    'echo "unterminated\n',
+    "rm -f /tmp/*.lock &\n",
+    "while ! mkdir L; do sleep 1; done\n",
+    "\x00\x01\ufffd\udcff\n",
+]
+
+
+def test_parse_never_raises_on_arbitrary_text():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(st.one_of(st.sampled_from(SNIPPETS), st.text(max_size=30)), max_size=25))
+    def check(pieces):
+        facts = shell.parse("fuzz.sh", "".join(pieces))
+        assert not any("internal error" in e.message for e in facts.parse_errors)
+
+    check()
