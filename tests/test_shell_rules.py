@@ -1346,3 +1346,32 @@ def test_per_process_probe_in_helper_is_neither_lock_nor_lck301():
     facts, findings = run(src)
     assert findings == []
     assert len(facts.probes) == 1 and facts.probes[0].path.has_unique
+
+
+def test_trap_before_a_waiting_loop_is_not_lck203():
+    src = """
+        #!/bin/bash
+        L=/srv/app/x.lock
+        trap 'rmdir "$L"' EXIT
+        until mkdir "$L" 2>/dev/null; do sleep 1; done
+        work
+    """
+    h = hits(src)
+    assert ("LCK101", 4) in h and not any(c == "LCK203" for c, _ in h)
+
+
+def test_trap_before_a_takeover_that_can_still_exit_is_lck203():
+    src = """
+        #!/bin/bash
+        LOCK=/srv/app/job.pid
+        trap 'rm -f "$LOCK"' EXIT
+        if [ -e "$LOCK" ]; then
+          if kill -0 "$(cat "$LOCK")" 2>/dev/null; then
+            exit 1
+          fi
+          rm -f "$LOCK"
+        fi
+        echo $$ > "$LOCK"
+    """
+    h = hits(src)
+    assert {("LCK203", 3), ("LCK105", 5), ("LCK106", 8), ("LCK103", 10)} <= h

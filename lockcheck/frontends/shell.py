@@ -1944,6 +1944,9 @@ class _Analyzer:
     ) -> int | None:
         acq = Acquire(LockKind.EXISTENCE, mechanism, path, self.span(cmd))
         acq.busy = self.busy_of(pos, cmd, fail_status)
+        acq.loser_exits = acq.busy is not None or (
+            pos.on_fail is not None and not pos.retry and self._branch_exits(pos.on_fail)
+        )
         br = pos.on_fail
         # a skip (status 0 or EX_TEMPFAIL), a retry loop or a takeover reads as a lock; an
         # error exit (`mkdir "$OUT" || exit 1`) only with a lock-like name or a later removal
@@ -2523,6 +2526,7 @@ class _Analyzer:
                     test_span=self.span(tnode),
                 )
                 acq.busy = busy
+                acq.loser_exits = c[5]
                 if self.facts.init_script and "pid" in path.render().lower():
                     acq.service_record = True
                 idx = self.add_acquire(acq)
@@ -2614,7 +2618,10 @@ class _Analyzer:
                 pass  # retry loop / takeover: still a guard
             elif busy is None or (not busy.ends_run and not self._branch_exits(exists_br)):
                 continue
-            self.cte.append((path.key(), node, self.order, [False], busy))
+            exits = busy is not None or bool(
+                re.search(r"\b(exit|return)\b", " ".join(_txt(n) for n, _ in exists_br.stmts[:20]))
+            )
+            self.cte.append((path.key(), node, self.order, [False], busy, exits))
 
     def _branch_exits(self, br: Branch) -> bool:
         for n, _ in br.stmts[:20] if br.fallthrough else br.stmts:
@@ -3042,6 +3049,8 @@ class _Analyzer:
                 for i, a in enumerate(acqs):
                     if a.path is None or a.path.key() != key:
                         continue
+                    if a.busy is None and not getattr(a, "loser_exits", False):
+                        continue  # a waiting loop or a takeover: no losing run exits here
                     if a.busy is not None and getattr(a.busy, "untraps", False):
                         continue
                     if ev.order < self.acq_order[i] and self._trap_in_effect(ev, self.acq_order[i]):
