@@ -1121,8 +1121,35 @@ def test_several_call_sites_stay_unknown_and_defaults_resolve():
     facts, _ = run(src)
     assert facts.acquires[0].path.render() == "/tmp/default.lock"
     src2 = src.replace("acquire()\n", "acquire()\n        acquire('/var/lib/b.lock')\n")
-    facts, _ = run(src2)
-    assert facts.acquires[0].path.render() == "${lock_path}"
+    facts, findings = run(src2)
+    # judged for each call-site value: the default in /tmp and the private one
+    assert sorted(a.path.render() for a in facts.acquires) == [
+        "/tmp/default.lock",
+        "/var/lib/b.lock",
+    ]
+    assert [(f.code, f.span.line) for f in findings if f.code == "LCK502"] == [("LCK502", 5)]
+
+
+def test_each_call_site_value_is_released_by_its_own_removal():
+    src = """
+        import os, sys
+
+        def locked(lock_path, job):
+            try:
+                os.mkdir(lock_path)
+            except FileExistsError:
+                sys.exit(75)
+            try:
+                job()
+            finally:
+                os.rmdir(lock_path)
+
+        locked("/var/lib/app/a.lock", print)
+        locked(os.path.expanduser("~/Dropbox/b.lock"), print)
+    """
+    facts, findings = run(src)
+    assert [(f.code, f.span.line) for f in findings] == [("LCK101", 5), ("LCK102", 5)]
+    assert all(a.released and a.release_on_every_exit for a in facts.acquires)
 
 
 def test_makedirs_shared_subdirectory_and_dirs_made():

@@ -353,6 +353,10 @@ class _Analyzer:
         self.entry = self._entry_points()
         self.durable_everywhere = self._script_wide_durable()
         self.handled_creates: set[int] = set()
+        self._multi: dict[int, int] = {}
+        self._choice: dict[int, int] = {}
+        self._variants: dict[int, tuple[PathExpr, list[PathExpr]]] = {}
+        self._keep: list[Any] = []
 
     # ------------------------------------------------------------------ tree plumbing
     def _walk(self, node: Any, parent: Any) -> None:
@@ -715,13 +719,53 @@ class _Analyzer:
 
     # ------------------------------------------------------------------ path resolution
     def path(self, node: Any) -> PathExpr | None:
+        """The resolved path of an expression.  When it goes through a parameter whose call
+        sites pass different values, the result is VAR and the values are kept as variants
+        (each judged on its own, see :meth:`_expand`)."""
         if node is None:
             return None
+        text = self.code(node)
+        self._multi = {}
+        self._choice = {}
         try:
             parts = self._parts(node, 0)
         except RecursionError:
             parts = [Part(PartKind.UNKNOWN)]
-        return PathExpr(tuple(_merge(parts)), self.code(node))
+        p = PathExpr(tuple(_merge(parts)), text)
+        if self._multi:
+            pid, n = next(iter(self._multi.items()))
+            seen: dict[str, PathExpr] = {}
+            for i in range(min(n, 4)):
+                self._choice = {pid: i}
+                self._multi = {}
+                try:
+                    v = PathExpr(tuple(_merge(self._parts(node, 0))), text)
+                except RecursionError:
+                    continue
+                seen.setdefault(v.key(), v)
+            self._choice = {}
+            self._multi = {}
+            if len(seen) > 1:
+                self._variants[id(p)] = (p, list(seen.values()))
+        return p
+
+    def _expand(self, items: list[Any]) -> list[Any]:
+        """One fact per variant of its path (several call-site values)."""
+        import dataclasses
+
+        out = []
+        for it in items:
+            var = self._variants.get(id(it.path)) if it.path is not None else None
+            if var is None or var[0] is not it.path:
+                out.append(it)
+                continue
+            self._keep.append(it)
+            for v in var[1]:
+                cp = dataclasses.replace(it, path=v)
+                if id(it) in self._acq_nodes:
+                    self._acq_nodes[id(cp)] = self._acq_nodes[id(it)]
+                out.append(cp)
+        return out
 
     def _parts(self, node: Any, depth: int) -> list[Part]:
         cst = self.cst
@@ -760,6 +804,11 @@ class _Analyzer:
                     keys = {tuple(r) for r in resolved}
                     if len(keys) == 1:
                         return resolved[0]
+                    pid = id(v[2])
+                    if pid in self._choice and self._choice[pid] < len(resolved):
+                        return resolved[self._choice[pid]]
+                    if resolved:
+                        self._multi.setdefault(pid, len(resolved))
                     return [Part(PartKind.VAR, node.value)]
                 if v[0] == "for":
                     return [Part(PartKind.VAR, node.value)]
@@ -1341,6 +1390,15 @@ class _Analyzer:
         self._fd_locks()
         self._object_locks()
         self._check_then_create()
+        facts.acquires[:] = self._expand(facts.acquires)
+        expanded = []
+        for c, r in self.removal_calls:
+            expanded.extend((c, x) for x in self._expand([r]))
+        before = {id(r) for _c, r in self.removal_calls}
+        self.removal_calls = expanded
+        facts.removals[:] = [r for _c, r in expanded] + [
+            r for r in facts.removals if id(r) not in before
+        ]
         self._liveness_and_kills()
         self._release_coverage()
         self._hooks()
