@@ -947,6 +947,7 @@ class _Analyzer:
         if value.type == "array":
             self.env[n] = None
             return
+        self._walk_substitutions(value)
         parts = self.resolve(value).parts
         self.env[n] = parts
         cmd = self.command_name_of_value(value)
@@ -960,6 +961,24 @@ class _Analyzer:
         else:
             self.pidvars.pop(n, None)
         # rc=$? after a tested acquire is handled by the sequence look-ahead
+
+    def _walk_substitutions(self, value) -> None:
+        """Commands inside `$(...)` of an assignment run in a subshell: walk the ones that call
+        this file's functions (so their parameters come from this call site)."""
+        stack = [value]
+        while stack:
+            n = stack.pop()
+            if n.type == "command_substitution":
+                inner = [c for c in n.named_children if c.type not in STATEMENT_SKIP]
+                calls = any(
+                    c.type == "command" and self.cmd_name(c) in self.functions for c in inner
+                )
+                if calls and len(self.subshells) < 8:
+                    self.subshells.append(Pos())
+                    self.walk_seq([(c, False) for c in inner], tail=False)
+                    self.subshells.pop()
+                continue
+            stack.extend(n.named_children)
 
     def declare(self, node) -> None:
         for c in node.named_children:
