@@ -1333,3 +1333,38 @@ def test_psutil_process_from_pid_file():
     got = found(src)
     assert ("LCK108", 7) in got
     assert ("LCK105", 9) in got
+
+
+def test_release_method_in_finally_around_the_busy_exit():
+    src = """
+        import os
+        import sys
+
+
+        class PidLock:
+            def __init__(self, path):
+                self.path = path
+
+            def acquire(self):
+                try:
+                    os.close(os.open(self.path, os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    return False
+                return True
+
+            def release(self):
+                os.unlink(self.path)
+
+
+        lock = PidLock("/var/lib/app/job.lock")
+        try:
+            if not lock.acquire():
+                sys.exit(75)
+            work()
+        finally:
+            lock.release()
+    """
+    got = found(src)
+    assert ("LCK203", 21) in got
+    assert ("LCK101", 11) in got
+    assert "LCK202" not in {c for c, _ in got}

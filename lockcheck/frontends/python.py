@@ -2506,8 +2506,15 @@ class _Analyzer:
             if tr.finalbody is None:
                 continue
             for c in self.descendants(tr.finalbody, cst.Call):
-                if isinstance(c.func, cst.Name) and c.func.value in self.funcs:
-                    for f in self.funcs[c.func.value]:
+                fname = None
+                if isinstance(c.func, cst.Name):
+                    fname = c.func.value
+                elif isinstance(c.func, cst.Attribute):
+                    fname = c.func.attr.value  # lock.release(): a method of this file
+                if fname in self.funcs:
+                    for f in self.funcs[fname]:
+                        if isinstance(c.func, cst.Attribute) and self.class_of(f) is None:
+                            continue
                         for rc, r in self.removal_calls:
                             if self.func_of(rc) is f:
                                 active = [
@@ -2532,9 +2539,12 @@ class _Analyzer:
             return False
         if not (acq.busy.ends_run or self._leaves(acq)):
             return False
-        if not self.within(node, tr.body):
-            return False
-        return True
+        if self.within(node, tr.body):
+            return True
+        # the acquire is elsewhere (a method, a helper) but its busy branch runs in the try
+        b0 = self.off(tr.body)
+        b1 = self.off(tr.finalbody)
+        return b0 <= acq.busy.span.start < b1
 
     def _leaves(self, acq: Acquire) -> bool:
         b = acq.busy
