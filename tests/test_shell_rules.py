@@ -1375,3 +1375,25 @@ def test_trap_before_a_takeover_that_can_still_exit_is_lck203():
     """
     h = hits(src)
     assert {("LCK203", 3), ("LCK105", 5), ("LCK106", 8), ("LCK103", 10)} <= h
+
+
+def test_falling_off_the_end_fix_only_inside_a_block():
+    src = """
+        #!/bin/bash
+        exec 9<>"$XDG_RUNTIME_DIR/j.lock"
+        if flock -n 9; then
+          work
+        else
+          echo busy >&2
+        fi
+    """
+    facts, findings = run(src)
+    f = next(x for x in findings if x.code == "LCK401")
+    assert f.span.line == 6
+    text = facts.text
+    for e in sorted(f.fix.edits, key=lambda e: -e.start):
+        text = text[: e.start] + e.content + text[e.end :]
+    assert "  echo busy >&2\n  exit 75\nfi\n" in text
+    src2 = '#!/bin/bash\nexec 9<>"$XDG_RUNTIME_DIR/j.lock"\nflock -n 9 || echo busy\n'
+    f2 = next(x for x in analyze_text("j.sh", src2, "shell")[1] if x.code == "LCK401")
+    assert f2.span.line == 3 and f2.fix is None

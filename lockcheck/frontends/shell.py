@@ -1721,9 +1721,23 @@ class _Analyzer:
         if br.fallthrough or br.tail:
             if br.tail or (br.fallthrough and not br.stmts):
                 fix = None
-                if last_simple is not None:
+                holder = last_simple.parent if last_simple is not None else None
+                if holder is not None and holder.type == "redirected_statement":
+                    last_simple, holder = holder, holder.parent
+                if (
+                    last_simple is not None
+                    and holder is not None
+                    and holder.type
+                    in ("else_clause", "if_statement", "compound_statement", "program")
+                    and self.offmap is None
+                ):
                     e = self._c(last_simple.end_byte)
-                    fix = FixTemplate("exit with {code}", (Edit(e, e, "\nexit {code}"),))
+                    s0 = self._c(last_simple.start_byte)
+                    ls = self.text.rfind("\n", 0, s0) + 1
+                    indent = self.text[ls:s0] if not self.text[ls:s0].strip() else ""
+                    fix = FixTemplate(
+                        "exit with {code}", (Edit(e, e, "\n" + indent + "exit {code}"),)
+                    )
                 span = self.span(first) if first is not None else self.span(acq_node)
                 ends = br.tail
                 return BusyBranch(span, ends, last, durable, lsb, fix)
