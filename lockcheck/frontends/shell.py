@@ -199,6 +199,8 @@ class Frame:
     tail: bool
     on_fail: Branch | None
     depth: int
+    pos: Pos | None = None  # how the call's status is used
+    last: tuple | None = None  # byte range of the function's last statement
 
 
 @dataclass
@@ -216,6 +218,9 @@ class TrapEvent:
     keys: set
     node: object
     span: Span
+    before_exit: bool = False  # `trap - EXIT` right before an exit (a busy branch)
+    top: object = None  # the top-level statement, when the trap is one
+    removals: list = field(default_factory=list)
 
 
 class _Analyzer:
@@ -262,6 +267,8 @@ class _Analyzer:
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
         self.top_stmt = None
+        self.untrapping: set[int] = set()  # busy branches that reset the EXIT trap
+        self.loser_exits: dict[int, bool] = {}  # acquires whose losing run can exit
         self.referenced: dict[str, set[str]] = {}  # function -> functions ("" = top) calling it
         self.cut: int | None = None
         self.live_seen: dict = {}
@@ -1650,12 +1657,11 @@ class _Analyzer:
     def branch_outcome(self, br: Branch, status, acq_node, depth: int = 0) -> BusyBranch | None:
         busy = self._branch_outcome(br, status, acq_node, depth)
         if busy is not None:
-            busy.untraps = False
             for node, _ in self._flatten(br.stmts[:60] if br.fallthrough else br.stmts):
                 if node.type == "command" and self.cmd_name(node) == "trap":
                     a = [_txt(x).upper() for x in self.cmd_args(node)]
                     if a and a[0] in ("-", "''", '""') and any(x in SIGNALS_EXIT for x in a[1:]):
-                        busy.untraps = True
+                        self.untrapping.add(id(busy))
         return busy
 
     def _branch_outcome(self, br: Branch, status, acq_node, depth: int = 0) -> BusyBranch | None:
@@ -1701,7 +1707,7 @@ class _Analyzer:
                 st = last if arg == "" else self.number_of(arg)
                 fr = br.frame
                 if fr is not None and depth < 4:
-                    cpos = getattr(fr, "pos", None)
+                    cpos = fr.pos
                     if cpos is not None and cpos.tested and cpos.on_fail is not None and st != 0:
                         return self.branch_outcome(cpos.on_fail, st, acq_node, depth + 1)
                     if fr.tail or (
@@ -1977,7 +1983,7 @@ class _Analyzer:
     ) -> int | None:
         acq = Acquire(LockKind.EXISTENCE, mechanism, path, self.span(cmd))
         acq.busy = self.busy_of(pos, cmd, fail_status)
-        acq.loser_exits = acq.busy is not None or (
+        self.loser_exits[id(acq)] = acq.busy is not None or (
             pos.on_fail is not None and not pos.retry and self._branch_exits(pos.on_fail)
         )
         br = pos.on_fail
@@ -2559,7 +2565,7 @@ class _Analyzer:
                     test_span=self.span(tnode),
                 )
                 acq.busy = busy
-                acq.loser_exits = c[5]
+                self.loser_exits[id(acq)] = c[5]
                 if self.facts.init_script and "pid" in path.render().lower():
                     acq.service_record = True
                 idx = self.add_acquire(acq)
@@ -2750,7 +2756,7 @@ class _Analyzer:
         if (
             not pos.tested
             and fr is not None
-            and getattr(fr, "last", None) is not None
+            and fr.last is not None
             and (
                 fr.last[0] <= node.start_byte < fr.last[1]
                 or (
@@ -2759,7 +2765,7 @@ class _Analyzer:
                     is not None
                 )
             )
-            and getattr(fr, "pos", None) is not None
+            and fr.pos is not None
             and fr.pos.tested
         ):
             # the check is the function's last command: its status is the function's
@@ -3082,9 +3088,9 @@ class _Analyzer:
                 for i, a in enumerate(acqs):
                     if a.path is None or a.path.key() != key:
                         continue
-                    if a.busy is None and not getattr(a, "loser_exits", False):
+                    if a.busy is None and not self.loser_exits.get(id(a), False):
                         continue  # a waiting loop or a takeover: no losing run exits here
-                    if a.busy is not None and getattr(a.busy, "untraps", False):
+                    if a.busy is not None and id(a.busy) in self.untrapping:
                         continue
                     if ev.order < self.acq_order[i] and self._trap_in_effect(ev, self.acq_order[i]):
                         active.append(i)
@@ -3133,7 +3139,7 @@ class _Analyzer:
 
     def _move_fix(self, ev: TrapEvent, active) -> FixTemplate | None:
         """Move a top-level trap to just after the top-level statement that acquires."""
-        if not active or getattr(ev, "top", None) is None:
+        if not active or ev.top is None:
             return None
         target = self.acq_top[active[0]] if active[0] < len(self.acq_top) else None
         if target is None or target.start_byte <= ev.top.start_byte:
@@ -3154,7 +3160,7 @@ class _Analyzer:
 
     def _trap_in_effect(self, ev: TrapEvent, order: int) -> bool:
         for other in self.traps:
-            if other is ev or getattr(other, "before_exit", False):
+            if other is ev or other.before_exit:
                 continue
             if (
                 ev.order < other.order < order
@@ -3167,7 +3173,7 @@ class _Analyzer:
 
     def _released_on_exit(self, idx: int, key: str) -> bool:
         order = self.acq_order[idx]
-        exits = [t for t in self.traps if t.exit_trap and not getattr(t, "before_exit", False)]
+        exits = [t for t in self.traps if t.exit_trap and not t.before_exit]
         for t in exits:
             if key not in t.keys:
                 continue
