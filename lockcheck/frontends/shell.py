@@ -1,10 +1,19 @@
 """Shell frontend: tree-sitter-bash -> :class:`FileFacts`.
 
 The walk follows the script in execution order: the top level first, a function's body where
-it is called (with its positional parameters bound from the call site), then functions that are
-never called (their facts are conditional).  Every command is seen with a :class:`Pos` that says
-how its exit status is used (tested by ``if``/``while``/``!``/``&&``/``||`` or not) and what runs
-when it fails or succeeds; lock recognition and busy branches are read from that.
+it is called (positional parameters bound from that call site, so a helper called with two
+paths yields one fact per path), then functions never called (their facts are conditional).
+Every command is seen with a :class:`Pos` saying how its exit status is used (tested by
+``if``/``while``/``!``/``&&``/``||``, by ``$?`` on the next line, or not) and which statements run
+when it fails or succeeds; locks and busy branches are read from that.
+
+Approximations (kept on purpose, see the tests): one environment of variables for the whole
+walk (no ``local`` scoping, branch assignments visible afterwards); a dead-holder guard covers
+only the statement right after ``if alive; then exit; fi``; code run by ``eval``/``sh -c``/``ssh``,
+``flock -c`` strings and here-doc bodies is never read.  tree-sitter-bash 0.25 gaps handled
+here: ``exec 9<>F`` (an ERROR holding ``>`` or ``<``), ``exec {fd}>F``, destinations and
+``X=/tmp/`cmd`.lock`` assignments split in two, ``-$1.lock`` split after ``$``, and valid code
+it reads as an ERROR region (read again line by line).
 """
 
 from __future__ import annotations
