@@ -1397,3 +1397,15 @@ def test_falling_off_the_end_fix_only_inside_a_block():
     src2 = '#!/bin/bash\nexec 9<>"$XDG_RUNTIME_DIR/j.lock"\nflock -n 9 || echo busy\n'
     f2 = next(x for x in analyze_text("j.sh", src2, "shell")[1] if x.code == "LCK401")
     assert f2.span.line == 3 and f2.fix is None
+
+
+def test_dotlockfile_unlock_is_the_release():
+    src = """
+        #!/bin/sh
+        dotlockfile -l -r 0 /srv/mail/inbox.lock || exit 75
+        trap 'dotlockfile -u /srv/mail/inbox.lock' EXIT
+        fetch
+    """
+    facts, findings = run(src)
+    assert {(f.code, f.span.line) for f in findings} == {("LCK101", 2)}
+    assert len(facts.acquires) == 1 and facts.acquires[0].released

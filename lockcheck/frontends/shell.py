@@ -1431,6 +1431,10 @@ class _Analyzer:
             self.flock_(cmd, args, pos, prefixes, redirects)
         elif name in ("ln",):
             self.ln_(cmd, args, pos)
+        elif name == "dotlockfile" and any(_txt(a) in ("-u", "--unlock") for a in args):
+            ops = [a for a in args if not _txt(a).startswith("-")]
+            for a in ops[-1:]:
+                self.add_removal(cmd, self.resolve(a), a, 1, pos)
         elif name in ("lockfile", "lockfile-create", "dotlockfile", "shlock"):
             self.lockfile_(cmd, name, args, pos)
         elif name in REMOVERS:
