@@ -1409,3 +1409,17 @@ def test_dotlockfile_unlock_is_the_release():
     facts, findings = run(src)
     assert {(f.code, f.span.line) for f in findings} == {("LCK101", 2)}
     assert len(facts.acquires) == 1 and facts.acquires[0].released
+
+
+def test_removing_the_directory_holding_the_lock_releases_it():
+    src = """
+        #!/bin/bash
+        W=/srv/work.d
+        mkdir -p "$W"
+        trap 'rm -rf "$W"' EXIT
+        mkdir "$W/lock" || exit 75
+        work
+    """
+    facts, findings = run(src)
+    assert {(f.code, f.span.line) for f in findings} == {("LCK101", 5)}
+    assert facts.acquires[0].released and facts.acquires[0].release_on_every_exit

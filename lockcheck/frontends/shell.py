@@ -85,6 +85,11 @@ def _looks_foreign(text: str) -> bool:
     return foreign >= 2 and foreign * 5 >= len(code)
 
 
+def _covers(removed: str, lock: str) -> bool:
+    """Removing ``removed`` removes ``lock`` (the same name, or a directory holding it)."""
+    return removed == lock or (bool(removed) and lock.startswith(removed.rstrip("/") + "/"))
+
+
 def _txt(node) -> str:
     if node is None:
         return ""
@@ -3085,7 +3090,7 @@ class _Analyzer:
             if a.kind is not LockKind.EXISTENCE or a.path is None:
                 continue
             key = a.path.key()
-            a.released = key in removed_keys
+            a.released = any(_covers(k, key) for k in removed_keys)
             a.release_on_every_exit = True
             if a.released:
                 a.release_on_every_exit = self._released_on_exit(i, key)
@@ -3188,15 +3193,16 @@ class _Analyzer:
         order = self.acq_order[idx]
         exits = [t for t in self.traps if t.exit_trap and not t.before_exit]
         for t in exits:
-            if key not in t.keys:
+            if not any(_covers(k, key) for k in t.keys):
                 continue
             # in effect at or after the acquire, and not dropped later without a release first
             if t.order > order or self._trap_in_effect(t, order):
                 dropped = False
                 for t2 in exits:
-                    if t2.order > max(t.order, order) and key not in t2.keys:
+                    if t2.order > max(t.order, order) and not any(_covers(k, key) for k in t2.keys):
                         released_before = any(
-                            t.order < o < t2.order and k == key for o, k in self.direct_removals
+                            t.order < o < t2.order and _covers(k, key)
+                            for o, k in self.direct_removals
                         )
                         if not released_before:
                             dropped = True
