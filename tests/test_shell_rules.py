@@ -1423,3 +1423,36 @@ def test_removing_the_directory_holding_the_lock_releases_it():
     facts, findings = run(src)
     assert {(f.code, f.span.line) for f in findings} == {("LCK101", 5)}
     assert facts.acquires[0].released and facts.acquires[0].release_on_every_exit
+
+
+def test_pid_file_guard_with_chained_existence_and_liveness():
+    src = """
+        #!/bin/bash
+        PIDFILE=/var/run/myjob.pid
+        if [ -f "$PIDFILE" ] && ps -p "$(cat "$PIDFILE")" > /dev/null; then
+          echo "Already running"; exit 1
+        fi
+        echo $$ > "$PIDFILE"
+        trap 'rm -f "$PIDFILE"' EXIT
+        work
+    """
+    h = hits(src)
+    assert h == {("LCK105", 3), ("LCK103", 6)}
+
+
+def test_nested_alive_exit_is_the_skip_and_the_cleanup_is_a_breaker():
+    src = """
+        #!/bin/bash
+        PIDFILE=/var/run/myjob.pid
+        if [ -e "$PIDFILE" ]; then
+          pid=$(cat "$PIDFILE")
+          if ps -p $pid >/dev/null 2>&1; then echo running; exit 0; fi
+          echo "stale pid file, removing"
+          rm -f "$PIDFILE"
+        fi
+        echo $$ > "$PIDFILE"
+        work
+        rm -f "$PIDFILE"
+    """
+    h = hits(src)
+    assert {("LCK105", 5), ("LCK401", 5), ("LCK106", 7), ("LCK103", 9), ("LCK202", 9)} == h

@@ -204,6 +204,7 @@ class Pos:
     background: str | None = None
     negated: bool = False
     chain_success: Branch | None = None  # `a && b` as a condition: what runs when both hold
+    chained: bool = False  # the right side of `&&`/`||`
 
 
 @dataclass
@@ -531,8 +532,9 @@ class _Analyzer:
             self.stmt(node, pos)
             if bg:
                 self.cond_depth -= 1
-            if applied:
-                # `if alive; then exit; fi` guards only the statement right after it
+            if applied and self.classify_busy_stmt(node)[0] not in ("zero", "durable"):
+                # `if alive; then exit; fi` guards what follows up to the first real work
+                # (messages do not end it)
                 self.stale = saved_stale
                 applied = False
             if self.stale_rest is not None:
@@ -731,6 +733,7 @@ class _Analyzer:
                     on_success=pos.on_success,
                     tail=pos.tail,
                     rest=pos.rest,
+                    chained=True,
                 ),
             )
             self.cond_depth -= 1
@@ -761,6 +764,7 @@ class _Analyzer:
                     on_success=pos.on_success,
                     tail=pos.tail,
                     rest=pos.rest,
+                    chained=True,
                 ),
             )
             self.cond_depth -= 1
@@ -1694,6 +1698,12 @@ class _Analyzer:
         for node, _bg in stmts:
             if first is None:
                 first = node
+            if node.type == "if_statement" and depth < 3:
+                # `if holder_alive; then echo running; exit 0; fi; <takeover>`: the skip is the
+                # nested exit
+                nested = self._nested_exit(node, acq_node, depth)
+                if nested is not None:
+                    return nested
             kind, info = self.classify_busy_stmt(node)
             if kind == "durable":
                 durable = True
@@ -1766,6 +1776,21 @@ class _Analyzer:
                 ends = br.tail
                 return BusyBranch(span, ends, last, durable, lsb, fix)
         return BusyBranch(self.span(first or acq_node), False, last, durable, lsb)
+
+    def _nested_exit(self, node, acq_node, depth: int) -> BusyBranch | None:
+        _conds, body, other = self._if_parts(node)
+        branches = [[(c, False) for c in body]]
+        if other is not None and other.type == "else_clause":
+            branches.append(self.statements(other))
+        for stmts in branches:
+            if not stmts or re.search(r"\b(sleep|continue)\b", " ".join(_txt(n) for n, _ in stmts)):
+                continue
+            last = stmts[-1][0]
+            if last.type == "command" and self.cmd_name(last) == "exit":
+                busy = self._branch_outcome(Branch(stmts, None), None, acq_node, depth + 1)
+                if busy is not None and busy.ends_run:
+                    return busy
+        return None
 
     def _flatten(self, stmts) -> list:
         out = []
@@ -2659,7 +2684,7 @@ class _Analyzer:
                 continue
             busy = self.branch_outcome(exists_br, 0, node)
             if (
-                busy is None
+                (busy is None or not busy.ends_run)
                 and not negated
                 and pos.chain_success is not None
                 and exists_br.stmts
@@ -2826,7 +2851,10 @@ class _Analyzer:
                     and self._branch_exits(pos.on_success)
                     and pos.on_fail is not None
                     and pos.on_fail.fallthrough
+                    and not pos.chained
                 ):
+                    # (`[ -f P ] && kill -0 ...` as the condition: what follows also runs
+                    # when there is no file at all: the normal acquisition, not a breaker)
                     self.stale_rest = ("dead-holder", key)
             if (
                 pos.on_fail is not None
