@@ -19,7 +19,7 @@ from .config import FAIL_ON, ConfigError, Overrides, Resolver, fail_threshold, v
 from .report import FORMATS, HUMAN_FORMATS, SEVERITY_ORDER, ReportContext
 
 PROG = "lockcheck"
-COMMANDS = ("scan", "rule", "init", "version")
+COMMANDS = ("scan", "check", "rule", "init", "version")
 
 
 class UsageError(Exception):
@@ -107,7 +107,7 @@ def build_parser() -> Parser:
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", parser_class=Parser)
 
-    s = sub.add_parser("scan", help="check files and directories")
+    s = sub.add_parser("scan", aliases=["check"], help="check files and directories")
     s.add_argument(
         "paths", nargs="*", metavar="PATH", help="files or directories (default: .); '-': stdin"
     )

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from . import checks
-from . import frontends
+from . import checks, frontends
 from .model import FileFacts, Finding
 from .settings import Settings
 

@@ -41,7 +41,17 @@ SYNC_WORDS = {
     "NAS",
 }
 SHARED_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
-PRIVATE_VARS = {"XDG_RUNTIME_DIR", "RUNTIME_DIRECTORY", "XDG_STATE_HOME", "XDG_CACHE_HOME"}
+# directories a user or service manager sets up privately: ${XDG_RUNTIME_DIR:-/tmp} tries one
+# first. TMPDIR counts too: where it is set, it is the user's choice of a temporary directory.
+PRIVATE_VARS = {
+    "XDG_RUNTIME_DIR",
+    "RUNTIME_DIRECTORY",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+    "TMPDIR",
+}
+# a literal home directory: /home/me/Dropbox is ~/Dropbox
+_HOME_PREFIX = re.compile(r"^(?:/home/[^/\0]+|/Users/[^/\0]+|/root|[A-Za-z]:[/\\\\]Users[/\\\\][^/\\\\\0]+)(?=[/\\\\])")
 
 
 def name_words(name: str) -> list[str]:
@@ -119,6 +129,9 @@ def synced_reason(
 def _synced_text(text: str, full: str) -> str | None:
     """``text``: the literal leading part; ``full``: the same with a NUL where an unresolved
     part begins (so a literal root followed by more path is recognised)."""
+    m = _HOME_PREFIX.match(full)
+    if m:
+        full = "~" + full[m.end() :].replace("\\", "/")
     if full.startswith("~/"):
         segs = full[2:].split("/")
         for root in SYNC_ROOTS_HOME:
@@ -143,11 +156,29 @@ def _synced_text(text: str, full: str) -> str | None:
     return None
 
 
+def _merge_literals(parts: tuple[Part, ...]) -> PathExpr:
+    out: list[Part] = []
+    for p in parts:
+        if out and p.kind is PartKind.LIT and out[-1].kind is PartKind.LIT:
+            out[-1] = Part(PartKind.LIT, out[-1].value + p.value)
+        else:
+            out.append(p)
+    return PathExpr(tuple(out))
+
+
 def shared_tmp_dir(path: PathExpr | None) -> str | None:
     """The world-writable directory the path lies directly in, or None."""
     if path is None or not path.parts:
         return None
     first = path.parts[0]
+    if (
+        first.kind is PartKind.VAR
+        and first.default is not None
+        and first.value not in PRIVATE_VARS
+        and first.default.parts
+    ):
+        # ${LOCK:-/tmp/x.lock}, ${LOCKDIR:-/tmp}/x.lock: the default is what runs unless set
+        return shared_tmp_dir(_merge_literals(first.default.parts + path.parts[1:]))
     if first.kind is PartKind.TMPDIR:
         rest = path.parts[1:]
         text = "".join(p.value if p.kind is PartKind.LIT else "\0" for p in rest)

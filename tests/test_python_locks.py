@@ -1072,7 +1072,7 @@ def test_flock_child_with_default_close_fds_is_fine_fork_is_not():
         ('"/var/tmp/%s.lock" % sys.argv[1]', "/var/tmp/<arg>.lock", "LCK502"),
         ('"/run/lock/{}.lock".format("job")', "/run/lock/job.lock", "LCK502"),
         ('os.path.expanduser("~/Dropbox/x.lock")', "~/Dropbox/x.lock", "LCK102"),
-        ('os.environ.get("SHARED_DIR", "/srv") + "/x.lock"', "${SHARED_DIR}/x.lock", "LCK102"),
+        ('os.environ.get("SHARED_DIR", "/srv") + "/x.lock"', "${SHARED_DIR:-/srv}/x.lock", "LCK102"),
         (
             'os.path.join(os.environ["XDG_RUNTIME_DIR"], "x.lock")',
             "${XDG_RUNTIME_DIR}/x.lock",
