@@ -51,7 +51,9 @@ PRIVATE_VARS = {
     "TMPDIR",
 }
 # a literal home directory: /home/me/Dropbox is ~/Dropbox
-_HOME_PREFIX = re.compile(r"^(?:/home/[^/\0]+|/Users/[^/\0]+|/root|[A-Za-z]:[/\\\\]Users[/\\\\][^/\\\\\0]+)(?=[/\\\\])")
+_HOME_PREFIX = re.compile(
+    r"^(?:/home/[^/\0]+|/Users/[^/\0]+|/root|[A-Za-z]:[/\\\\]Users[/\\\\][^/\\\\\0]+)(?=[/\\\\])"
+)
 
 
 def name_words(name: str) -> list[str]:
@@ -166,19 +168,28 @@ def _merge_literals(parts: tuple[Part, ...]) -> PathExpr:
     return PathExpr(tuple(out))
 
 
+def effective(path: PathExpr) -> PathExpr:
+    """The path that runs unless the environment says otherwise: ``${LOCK:-/tmp/x.lock}`` and
+    ``${LOCKDIR:-/tmp}/x.lock`` are their defaults (a private directory variable is not)."""
+    first = path.parts[0] if path.parts else None
+    if (
+        first is not None
+        and first.kind is PartKind.VAR
+        and first.default is not None
+        and first.value not in PRIVATE_VARS
+        and first.default.parts
+    ):
+        return _merge_literals(first.default.parts + path.parts[1:])
+    return path
+
+
 def shared_tmp_dir(path: PathExpr | None) -> str | None:
     """The world-writable directory the path lies directly in, or None."""
     if path is None or not path.parts:
         return None
     first = path.parts[0]
-    if (
-        first.kind is PartKind.VAR
-        and first.default is not None
-        and first.value not in PRIVATE_VARS
-        and first.default.parts
-    ):
-        # ${LOCK:-/tmp/x.lock}, ${LOCKDIR:-/tmp}/x.lock: the default is what runs unless set
-        return shared_tmp_dir(_merge_literals(first.default.parts + path.parts[1:]))
+    if effective(path) is not path:
+        return shared_tmp_dir(effective(path))
     if first.kind is PartKind.TMPDIR:
         rest = path.parts[1:]
         text = "".join(p.value if p.kind is PartKind.LIT else "\0" for p in rest)
@@ -206,7 +217,7 @@ def predictable_name(path: PathExpr | None) -> bool:
     """The entry's name is a literal or derived only from script name, user or arguments."""
     if path is None:
         return False
-    name = path.basename_parts()
+    name = effective(path).basename_parts()
     if not name:
         return False
     ok = {PartKind.LIT, PartKind.SCRIPT_NAME, PartKind.USER, PartKind.ARG}
