@@ -109,6 +109,10 @@ class PathExpr:
 
     # -- rendering -------------------------------------------------------------------------
     def render(self) -> str:
+        """For messages: the resolved path, with ~ for home and ${VAR} for unresolved
+        variables; a path with an unknown part is shown as written."""
+        if self.text and any(p.kind is PartKind.UNKNOWN for p in self.parts):
+            return self.text.replace('"', "").replace("'", "")
         out = []
         for p in self.parts:
             if p.kind is PartKind.LIT:

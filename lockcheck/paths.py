@@ -244,9 +244,22 @@ def is_script_itself(path: PathExpr | None) -> bool:
     return bool(path and len(path.parts) == 1 and path.parts[0].kind is PartKind.SCRIPT)
 
 
+def _has_unknown(path: PathExpr) -> bool:
+    return any(p.kind is PartKind.UNKNOWN and not p.value for p in path.parts)
+
+
+def _spelling(path: PathExpr) -> str:
+    return path.text.replace('"', "").replace("'", "").strip()
+
+
 def same_path(a: PathExpr | None, b: PathExpr | None) -> bool:
+    """Whether two paths of one file name the same entry.  A path with an unresolved part is
+    the same as another only when both are spelled alike in the source (``"$a"`` twice), never
+    merely because both are unknown."""
     if a is None or b is None:
         return False
+    if _has_unknown(a) or _has_unknown(b):
+        return bool(_spelling(a)) and _spelling(a) == _spelling(b) and a.key() == b.key()
     return a.key() == b.key()
 
 
@@ -255,6 +268,8 @@ def glob_matches(pattern: PathExpr | None, path: PathExpr | None) -> bool:
         return False
     if same_path(pattern, path):
         return True
+    if _has_unknown(pattern) or _has_unknown(path):
+        return False
     return fnmatch.fnmatchcase(path.key(), pattern.key())
 
 

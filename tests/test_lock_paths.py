@@ -154,3 +154,26 @@ def test_check_is_an_alias_of_scan(tmp_path):
     )
     assert out.returncode == 1
     assert "LCK102" in out.stdout
+
+
+def test_two_unresolved_paths_are_not_the_same_lock():
+    text = """#!/bin/bash
+old=$(find_stale_report)
+lock=$(lock_name_for "$1")
+[ -f "$old" ] && rm -f "$old"
+exec 9>"$lock"
+flock -n 9 || exit 75
+generate_report > /srv/reports/today.txt
+"""
+    assert codes(text) == set()
+
+
+def test_the_same_unresolved_path_is_the_same_lock():
+    text = """#!/bin/bash
+lock=$(lock_name_for "$1")
+exec 9>"$lock"
+flock -n 9 || exit 75
+trap 'rm -f "$lock"' EXIT
+generate_report > /srv/reports/today.txt
+"""
+    assert ("LCK201", 5) in codes(text)

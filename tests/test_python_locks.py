@@ -1080,7 +1080,7 @@ def test_flock_child_with_default_close_fds_is_fine_fork_is_not():
         ),
         ('f"/tmp/job.{os.getpid()}.lock"', "/tmp/job.<unique>.lock", None),
         ("Path.home() / '.locks' / 'x.lock'", "~/.locks/x.lock", None),
-        ("compute_path()", "<unknown>", None),
+        ("compute_path()", "lock_path", None),
     ],
 )
 def test_path_resolution(expr, rendered, code):
