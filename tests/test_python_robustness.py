@@ -193,3 +193,23 @@ def test_lock_free_file_with_lock_words_is_not_parsed_by_libcst():
     facts = pyfront.parse("t.py", src)
     assert facts.acquires == [] and facts.removals == []
     assert not pyfront._relevant(__import__("ast").parse(src), src)
+
+
+def test_call_site_fan_out_is_bounded():
+    # every function passes its parameter on to the next one and is called from the module:
+    # resolving a path through parameters must not explode
+    n = 120
+    parts = ["import os, sys, fcntl\n"]
+    for i in range(n):
+        parts.append(
+            f"\ndef job{i}(path, k):\n"
+            f"    try:\n        os.mkdir(path + '.lock')\n    except FileExistsError:\n"
+            f"        return k\n"
+            f"    return job{(i + 1) % n}(path, k + 1)\n\n"
+            f"job{i}('/var/lib/x{i}', 0)\n"
+        )
+    src = "".join(parts)
+    t = time.monotonic()
+    facts = pyfront.parse("fan.py", src)
+    assert time.monotonic() - t < 20
+    assert len(facts.acquires) >= n

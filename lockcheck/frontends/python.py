@@ -76,6 +76,7 @@ def may_hold_lock(text: str) -> bool:
 
 
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
+WORK_BUDGET = 4000  # resolution steps for one path or pid (call-site fan-out is bounded)
 
 LIBRARY_MODULES = ("fcntl", "filelock", "portalocker", "fasteners")
 
@@ -354,6 +355,9 @@ class _Analyzer:
         self.durable_everywhere = self._script_wide_durable()
         self.handled_creates: set[int] = set()
         self._multi: dict[int, int] = {}
+        self._work = 0
+        self._param_cache: dict[int, list[list[Part]]] = {}
+        self._resolving: set[int] = set()
         self._choice: dict[int, int] = {}
         self._variants: dict[int, tuple[PathExpr, list[PathExpr]]] = {}
         self._keep: list[Any] = []
@@ -522,7 +526,16 @@ class _Analyzer:
     def within(self, node: Any, container: Any) -> bool:
         if node is container:
             return True
-        return any(a is container for a in self.ancestors(node))
+        a = self.pos.get(id(node))
+        b = self.pos.get(id(container))
+        if a is not None and b is not None:
+            if not (b[0] <= a[0] and a[1] <= b[1]):
+                return False  # disjoint or larger: cheap answer from offsets
+            if a != b and (b[0] < a[0] or a[1] < b[1]):
+                # strictly inside the container's text: inside the container (all nodes of
+                # a container's text belong to it, except its own whitespace owners)
+                return any(x is container for x in self.ancestors(node))
+        return any(x is container for x in self.ancestors(node))
 
     def descendants(self, node: Any, kind: Any = None):
         stack = [node]
@@ -671,11 +684,29 @@ class _Analyzer:
 
     def call_sites(self, func: Any) -> list[tuple[Any, bool]]:
         """Calls of ``func`` in this file: (call, is_method_call)."""
+        cache = self.__dict__.setdefault("_sites_cache", {})
+        key = id(func)
+        if key not in cache:
+            cache[key] = self._call_sites(func)
+        return cache[key]
+
+    def _call_sites(self, func: Any) -> list[tuple[Any, bool]]:
         cst = self.cst
         name = func.name.value
         cls = self.class_of(func)
         out = []
-        for c in self.calls:
+        if "_calls_by_name" not in self.__dict__:
+            index: dict[str, list[Any]] = {}
+            for c in self.calls:
+                f = c.func
+                n = f.value if isinstance(f, cst.Name) else None
+                if isinstance(f, cst.Attribute):
+                    n = f.attr.value
+                if n is not None:
+                    index.setdefault(n, []).append(c)
+            self.__dict__["_calls_by_name"] = index
+        wanted = cls.name.value if cls is not None and name == "__init__" else name
+        for c in self.__dict__["_calls_by_name"].get(wanted, []):
             if cls is not None and name == "__init__":
                 if isinstance(c.func, cst.Name) and c.func.value == cls.name.value:
                     out.append((c, True))
@@ -727,6 +758,7 @@ class _Analyzer:
         text = self.code(node)
         self._multi = {}
         self._choice = {}
+        self._work = 0
         try:
             parts = self._parts(node, 0)
         except RecursionError:
@@ -738,6 +770,7 @@ class _Analyzer:
             for i in range(min(n, 4)):
                 self._choice = {pid: i}
                 self._multi = {}
+                self._work = 0
                 try:
                     v = PathExpr(tuple(_merge(self._parts(node, 0))), text)
                 except RecursionError:
@@ -770,7 +803,8 @@ class _Analyzer:
     def _parts(self, node: Any, depth: int) -> list[Part]:
         cst = self.cst
         unknown = [Part(PartKind.UNKNOWN)]
-        if node is None or depth > 12:
+        self._work += 1
+        if node is None or depth > 12 or self._work > WORK_BUDGET:
             return unknown
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
             v = self.const(node)
@@ -799,8 +833,19 @@ class _Analyzer:
                 return [Part(PartKind.VAR, node.value)]
             if isinstance(v, tuple):
                 if v[0] == "param":
-                    vals = self.param_values(v[1], v[2])
-                    resolved = [self._parts(x, depth + 1) for x in vals]
+                    pkey = id(v[2])
+                    resolved = self._param_cache.get(pkey) if not self._choice else None
+                    if resolved is None:
+                        if pkey in self._resolving:
+                            return [Part(PartKind.VAR, node.value)]  # recursion
+                        self._resolving.add(pkey)
+                        try:
+                            vals = self.param_values(v[1], v[2])
+                            resolved = [self._parts(x, depth + 1) for x in vals]
+                        finally:
+                            self._resolving.discard(pkey)
+                        if not self._choice:
+                            self._param_cache[pkey] = resolved
                     keys = {tuple(r) for r in resolved}
                     if len(keys) == 1:
                         return resolved[0]
@@ -1546,8 +1591,17 @@ class _Analyzer:
     def removals_of(self, path: PathExpr | None) -> list[tuple[Any, Removal]]:
         if path is None:
             return []
-        key = path.key()
-        return [(c, r) for c, r in self.removal_calls if r.path is not None and r.path.key() == key]
+        key = self.key(path)
+        return [
+            (c, r) for c, r in self.removal_calls if r.path is not None and self.key(r.path) == key
+        ]
+
+    def key(self, path: PathExpr) -> str:
+        cache = self.__dict__.setdefault("_key_cache", {})
+        k = cache.get(id(path))
+        if k is None or k[0] is not path:
+            k = cache[id(path)] = (path, path.key())
+        return k[1]
 
     # creations ----------------------------------------------------------------------------
     def creation(self, call: Any) -> tuple[str, Any, str] | None:
@@ -2197,7 +2251,10 @@ class _Analyzer:
     def pid_source(self, node: Any, depth: int = 0) -> tuple[bool, PathExpr | None]:
         """Whether the value comes from reading a file, and that file."""
         cst = self.cst
-        if node is None or depth > 6:
+        if depth == 0:
+            self._pid_work = 0
+        self._pid_work = getattr(self, "_pid_work", 0) + 1
+        if node is None or depth > 6 or self._pid_work > WORK_BUDGET:
             return False, None
         if isinstance(node, cst.Name):
             v = self.lookup(node)
