@@ -17,23 +17,38 @@ _SHEBANG = re.compile(rb"^#!\s*(\S+)(?:\s+(?:-\S+\s+)*(\S+))?")
 SHELLS = {"sh", "bash", "dash", "ksh", "mksh", "ash", "busybox"}
 
 
-def language_of(path: str, head: bytes) -> str | None:
-    """'shell', 'python' or None, from the extension first, then the shebang."""
-    lower = path.lower()
-    if lower.endswith(SHELL_EXTENSIONS):
-        return "shell"
-    if lower.endswith(PYTHON_EXTENSIONS):
-        return "python"
+def _shebang_language(head: bytes) -> str | None:
+    """'shell', 'python', 'other' (an interpreter we do not read: zsh, fish, perl, tclsh...)
+    or None when there is no shebang."""
     m = _SHEBANG.match(head)
     if not m:
         return None
     prog = m.group(1).rsplit(b"/", 1)[-1].decode("latin-1")
-    if prog == "env" and m.group(2):
-        prog = m.group(2).rsplit(b"/", 1)[-1].decode("latin-1")
-    prog = re.sub(r"[0-9.]+$", "", prog) if prog.startswith("python") else prog
+    if prog == "env":
+        words = head.split(b"\n", 1)[0][2:].split()[1:]
+        words = [w for w in words if not w.startswith(b"-") and b"=" not in w]
+        if not words:
+            return "other"
+        prog = words[0].rsplit(b"/", 1)[-1].decode("latin-1")
+    if prog.startswith("python") or prog.startswith("pypy"):
+        return "python"
     if prog in SHELLS:
         return "shell"
-    if prog in ("python", "pypy", "pypy3"):
+    return "other"
+
+
+def language_of(path: str, head: bytes) -> str | None:
+    """'shell', 'python' or None.  A shebang naming an interpreter decides (a zsh script
+    named ``x.sh`` is not sh); without one, the extension does."""
+    by_shebang = _shebang_language(head)
+    if by_shebang == "other":
+        return None
+    if by_shebang is not None:
+        return by_shebang
+    lower = path.lower()
+    if lower.endswith(SHELL_EXTENSIONS):
+        return "shell"
+    if lower.endswith(PYTHON_EXTENSIONS):
         return "python"
     return None
 
