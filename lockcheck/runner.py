@@ -106,7 +106,13 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         if target.explicit:
             res.warning = f"{target.display}: binary file, not checked"
         return res
-    if target.language is None:
+    language = target.language
+    if language is not None and data.startswith(b"#!"):
+        # discovery may have decided by extension alone: the shebang has the last word
+        from .frontends import language_of
+
+        language = language_of(target.display, data[:256])
+    if language is None:
         res.skipped = True
         return res
     text = decode(data)
@@ -116,7 +122,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         _facts, findings = analyze_text(
             target.display,
             text,
-            target.language,
+            language,
             target.settings,
             codes_for(target.settings, target.path),
         )
