@@ -111,7 +111,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         # discovery may have decided by extension alone: the shebang has the last word
         from .frontends import language_of
 
-        language = language_of(target.display, data[:256])
+        language = res.language = language_of(target.display, data[:256])
     if language is None:
         res.skipped = True
         return res
