@@ -75,9 +75,13 @@ def file_disabled(facts: FileFacts) -> set[str]:
 
 def analyze_facts(facts: FileFacts, settings: Settings, codes: set[str]) -> list[Finding]:
     findings = []
+    seen: set[tuple] = set()
     for f in checks.run_checks(facts, settings, codes):
-        if suppressed(facts, f):
+        # one lock reached from several call sites can describe the same finding twice
+        key = (f.code, f.span.line, f.span.col, f.message)
+        if key in seen or suppressed(facts, f):
             continue
+        seen.add(key)
         findings.append(f)
     findings.sort(key=lambda f: f.sort_key)
     return findings

@@ -177,3 +177,18 @@ trap 'rm -f "$lock"' EXIT
 generate_report > /srv/reports/today.txt
 """
     assert ("LCK201", 5) in codes(text)
+
+
+def test_a_lock_helper_called_twice_with_one_path_is_reported_once():
+    text = """#!/bin/bash
+take_lock() {
+  mkdir "$1" 2>/dev/null || { echo "busy"; exit 0; }
+}
+take_lock /var/lock/report.lock
+generate_report
+take_lock /var/lock/report.lock
+"""
+    _, findings = analyze_text("job", text, "shell")
+    keys = [(f.code, f.span.line, f.span.col) for f in findings]
+    assert ("LCK401", 3) in {(c, line) for c, line, _ in keys}
+    assert len(keys) == len(set(keys))
