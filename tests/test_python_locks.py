@@ -1072,7 +1072,11 @@ def test_flock_child_with_default_close_fds_is_fine_fork_is_not():
         ('"/var/tmp/%s.lock" % sys.argv[1]', "/var/tmp/<arg>.lock", "LCK502"),
         ('"/run/lock/{}.lock".format("job")', "/run/lock/job.lock", "LCK502"),
         ('os.path.expanduser("~/Dropbox/x.lock")', "~/Dropbox/x.lock", "LCK102"),
-        ('os.environ.get("SHARED_DIR", "/srv") + "/x.lock"', "${SHARED_DIR:-/srv}/x.lock", "LCK102"),
+        (
+            'os.environ.get("SHARED_DIR", "/srv") + "/x.lock"',
+            "${SHARED_DIR:-/srv}/x.lock",
+            "LCK102",
+        ),
         (
             'os.path.join(os.environ["XDG_RUNTIME_DIR"], "x.lock")',
             "${XDG_RUNTIME_DIR}/x.lock",
@@ -1368,3 +1372,24 @@ def test_release_method_in_finally_around_the_busy_exit():
     assert ("LCK203", 21) in got
     assert ("LCK101", 11) in got
     assert "LCK202" not in {c for c, _ in got}
+
+
+def test_removal_in_a_function_is_unconditional_only_when_always_called():
+    src = """
+        import os
+
+        def break_lock():
+            os.remove("/var/lib/other/job.lock")
+
+        def cleanup():
+            os.remove("/var/lib/other/cron.lock")
+
+        def main():
+            cleanup()
+
+        if __name__ == "__main__":
+            main()
+    """
+    facts, findings = run(src)
+    assert [(f.code, f.span.line) for f in findings] == [("LCK107", 7)]
+    assert [r.conditional for r in facts.removals] == [True, False]

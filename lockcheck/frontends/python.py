@@ -1563,9 +1563,38 @@ class _Analyzer:
                     and cls is not None
                 ):
                     r.via = "release-method"
+                if reg is None and not self._runs_unconditionally(a):
+                    conditional = True  # a function or method this file may never run
                 break
             prev = a
         r.conditional = conditional
+
+    def _runs_unconditionally(self, func: Any, depth: int = 0) -> bool:
+        """A plain function that the run always calls: the entry point, or a function the
+        entry point (or module code) calls outside any branch."""
+        cst = self.cst
+        if self.class_of(func) is not None or depth > 3:
+            return False
+        if self.entry.get(func.name.value) is not None:
+            return True
+        for call, _m in self.call_sites(func):
+            caller = self.func_of(call)
+            branchy = False
+            for a in self.ancestors(call):
+                if a is caller:
+                    break
+                if isinstance(a, (cst.If, cst.For, cst.While, cst.ExceptHandler, cst.Else)):
+                    if not (isinstance(a, cst.If) and "__name__" in self.code(a.test)):
+                        branchy = True
+                        break
+            if branchy:
+                continue
+            if caller is None or (
+                isinstance(caller, cst.FunctionDef)
+                and self._runs_unconditionally(caller, depth + 1)
+            ):
+                return True
+        return False
 
     def drop_fix(self, call: Any) -> FixTemplate | None:
         cst = self.cst
