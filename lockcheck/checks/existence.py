@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from ..model import Applicability, Fix, LockKind
 from ..paths import same_path, synced_reason
-from . import Context, rule
+from . import Context, rule, shown
 
 
 def _where(path) -> str:
     return f" on `{path.render()}`" if path is not None else ""
-
-
-def _suggestion(acq) -> Fix | None:
-    if acq.suggestion is None:
-        return None
-    return Fix(Applicability.SUGGESTION, acq.suggestion.message, acq.suggestion.edits)
 
 
 @rule("LCK000", "parse-error", "warning", "The file could not be read as shell or Python.")
@@ -48,7 +42,7 @@ def existence_lock(ctx: Context):
             f"`{acq.mechanism}` lock{_where(acq.path)} is held only while the name exists: "
             "a crash or a refused delete locks out every later run; hold a flock on an open "
             "descriptor instead",
-            suggestion=_suggestion(acq),
+            suggestion=shown(acq.suggestion),
         )
 
 
@@ -72,7 +66,7 @@ def existence_lock_synced(ctx: Context):
             f"`{acq.mechanism}` lock{_where(acq.path)} sits in a synced or network folder "
             f"({why}) where delete may be refused: the first run seals the slot for every "
             "later run; use flock on a lock file on local run-private storage",
-            suggestion=_suggestion(acq),
+            suggestion=shown(acq.suggestion),
         )
 
 
@@ -92,7 +86,7 @@ def check_then_create(ctx: Context):
             acq.span,
             f"test-then-create lock{_where(acq.path)} is not atomic: two runs can both see "
             "the name absent and both go on; take a flock on an open descriptor instead",
-            suggestion=_suggestion(acq),
+            suggestion=shown(acq.suggestion),
         )
 
 
@@ -139,7 +133,7 @@ def not_released_on_failure(ctx: Context):
             acq.span,
             f"`{acq.mechanism}` lock{_where(acq.path)} is released only on the normal path: an "
             f"error or signal leaves it behind and every later run skips; {hint}, or use flock",
-            suggestion=_suggestion(acq),
+            suggestion=shown(acq.suggestion),
         )
 
 
