@@ -310,10 +310,30 @@ def is_dependency_lockfile(path: PathExpr | None) -> bool:
     return base.endswith((".lock.json", "-lock.json", "-lock.yaml", ".lockb"))
 
 
-LOCKISH = re.compile(r"(?i)(lock|\.pid\b|pidfile|lck|mutex|running)")
+# words of a lock-like name, matched as whole name parts (split on non-alphanumerics and
+# camelCase), never as substrings: `block_test.out`, `clock_skew`, `rapid` are not lock names
+LOCKISH_WORDS = {
+    "LOCK",
+    "LOCKS",
+    "LOCKED",
+    "LOCKFILE",
+    "LOCKDIR",
+    "FLOCK",
+    "LCK",
+    "PID",
+    "PIDS",
+    "PIDFILE",
+    "MUTEX",
+    "RUNNING",
+}
+
+
+def lockish_text(text: str) -> bool:
+    """The text has a lock-like name part (`job.lock`, `cronLock`, `app.pid`, `LOCKFILE`)."""
+    return any(w in LOCKISH_WORDS for w in name_words(text))
 
 
 def lockish_name(path: PathExpr | None) -> bool:
     if path is None:
         return False
-    return bool(LOCKISH.search(path.render()))
+    return lockish_text(path.render())

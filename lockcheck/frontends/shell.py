@@ -18,7 +18,10 @@ it reads as an ERROR region (read again line by line).
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 
 from ..model import (
@@ -41,8 +44,41 @@ from ..model import (
     Span,
     StatusOverride,
 )
+from ..paths import lockish_text, name_words
 
 _PARSER = None
+_CONSEQUENCE = re.compile(
+    r"\b(exit|rm|rmdir|unlink|mkdir|touch|ln)\b|(?<![\d&>])>>?(?![&>])\s*(?!/dev/)"
+)
+# functions that stop or report on a service: a liveness test there is not a lock decision
+_STOP_WORDS = {"STOP", "STATUS", "KILL", "TERMINATE", "SHUTDOWN", "HALT"}
+_RUNS_OTHER_SCRIPT = re.compile(r"#![ \t]*\S*/(?:sh|bash|dash|ksh|mksh|ash)[ \t]+[^-\s]")
+_BATS_TEST = re.compile(rb"(?m)^([ \t]*)@test[ \t][^\n]*\{[ \t]*$")
+
+
+def _bash_accepts(src: bytes, bats: bool = False) -> bool:
+    """Whether ``bash -n`` reads the script (extglob on, as scripts that use it enable it at
+    run time).  False when bash rejects it, is missing or does not answer: then the
+    tree-sitter verdict stands."""
+    bash = shutil.which("bash")
+    if bash is None:
+        return False
+    if bats:
+        # bats turns `@test "name" {` into a function before bash reads the file
+        src = _BATS_TEST.sub(rb"\1bats_test_() {", src)
+    env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV")}
+    try:
+        done = subprocess.run(
+            [bash, "--norc", "--noprofile", "-O", "extglob", "-n"],
+            input=src,
+            capture_output=True,
+            timeout=10,
+            env=env,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    # an unterminated here-doc is only a warning for bash, but the rest of the file is lost in it
+    return done.returncode == 0 and b"here-document" not in done.stderr
 
 
 def _parser():
@@ -64,7 +100,6 @@ STATEMENT_SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end"}
 WRAPPERS = {"command", "builtin", "exec", "sudo", "nice", "ionice", "chrt", "time", "env"}
 ZERO_CMDS = {"echo", "printf", ":", "true", "logger", "log", "warn", "info", "say", "msg"}
 REMOVERS = {"rm", "rmdir", "unlink"}
-LOCK_WORDS = re.compile(r"(?i)(lock|pid|lck|mutex|running)")
 AGE_TEST = re.compile(r"stat\b[^\n]*%[YZm]|-mmin|-mtime|-amin|-newer|date\s+-r|-ot\b|-nt\b")
 SIGNALS_EXIT = {"EXIT", "0", "SIGEXIT"}
 
@@ -287,6 +322,7 @@ class _Analyzer:
         self.referenced: dict[str, set[str]] = {}  # function -> functions ("" = top) calling it
         self.cut: int | None = None
         self.live_seen: dict = {}
+        self.signalled: set[tuple[str, str]] = set()  # (function, pid file) sent a signal
         self._trap_dquoted = False
         self.subshells: list[Pos] = []
         self.acq_top: list = []
@@ -338,6 +374,10 @@ class _Analyzer:
 
     # ------------------------------------------------------------------ entry
     def run(self) -> FileFacts:
+        if _RUNS_OTHER_SCRIPT.match(self.text):
+            # `#!/bin/sh /usr/share/dpatch/dpatch-run`: the shell runs that script, with this
+            # file as its data; nothing here is shell
+            return self.facts
         tree = _parser().parse(self.src)
         root = tree.root_node
         self.root = root
@@ -460,6 +500,15 @@ class _Analyzer:
         if broken is None:
             return
         first = min(errors, key=lambda n: n.start_byte)
+        end = self._shell_ends_at(root)
+        if end is not None:
+            # `exec tclsh "$0"` / `exit 0` at the top level: the shell never reads what follows
+            # (a polyglot's other language, a self-extracting archive's payload)
+            self.cut = self._c(end)
+            return
+        if _bash_accepts(self.src, self._is_bats()):
+            # a tree-sitter-bash gap on code bash reads (`"${v:-a;b}"`): read on as valid code
+            return
         quote = None
         if not broken.is_missing and broken.type == "ERROR":
             for c in broken.children:
@@ -497,6 +546,61 @@ class _Analyzer:
         )
         # bash never runs what follows: facts from there on would be guesses
         self.cut = self._c(first.start_byte)
+
+    def _is_bats(self) -> bool:
+        return self.facts.path.endswith(".bats") or "bats" in self.text.split("\n", 1)[0]
+
+    def _shell_ends_at(self, root) -> int | None:
+        """End of the first top-level statement after which the shell stops reading the file
+        (`exit`, `exec CMD`, an if whose every branch ends so), when the file up to there is
+        readable shell; None otherwise."""
+        stmts = []
+        for node, _bg in self.statements(root):
+            if node.type == "ERROR":
+                # tree-sitter-bash wraps the statements before a later error in the ERROR
+                stmts.extend(
+                    c
+                    for c in node.named_children
+                    if c.type in ("command", "redirected_statement", "if_statement")
+                )
+            else:
+                stmts.append(node)
+        for node in stmts:
+            if self._ends_shell(node, 0):
+                end = node.end_byte
+                head = self.src[:end]
+                if not _parser().parse(head).root_node.has_error or _bash_accepts(head):
+                    return end
+                return None
+        return None
+
+    def _ends_shell(self, node, depth: int) -> bool:
+        if depth > 4:
+            return False
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type == "command":
+            name = self.cmd_name(node)
+            if name == "exit":
+                return True
+            if name == "exec":
+                args = self.cmd_args(node)
+                return bool(args) and not _txt(args[0]).startswith("{")
+            return False
+        if node.type == "if_statement":
+            _conds, body, other = self._if_parts(node)
+            if not body or other is None or not self._ends_shell(body[-1], depth + 1):
+                return False
+            while other is not None and other.type == "elif_clause":
+                _c2, b2, o2 = self._if_parts(other)
+                if not b2 or not self._ends_shell(b2[-1], depth + 1):
+                    return False
+                other = o2
+            if other is None:
+                return False
+            stmts = self.statements(other)
+            return bool(stmts) and self._ends_shell(stmts[-1][0], depth + 1)
+        return False
 
     # ------------------------------------------------------------------ structure
     def statements(self, node) -> list:
@@ -2041,7 +2145,7 @@ class _Analyzer:
         weak = not strong and mechanism in ("mkdir", "ln", "noclobber >")
         if (
             self.facts.init_script
-            and LOCK_WORDS.search(path.render())
+            and lockish_text(path.render())
             and "pid" in path.render().lower()
         ):
             acq.service_record = True
@@ -2570,7 +2674,7 @@ class _Analyzer:
             self.stale is not None
             and op in (">", ">|", "&>")
             and (self.stale[1] is None or self.stale[1] == key)
-            and LOCK_WORDS.search(path.render())
+            and lockish_text(path.render())
         ):
             self.add_removal(node, path, None, 1, pos, overwrite=True)
             return
@@ -2763,7 +2867,10 @@ class _Analyzer:
                 continue
             if sig == "0":
                 self.liveness_file(cmd, src, pos, True)
-            elif self._dedupe(("kill", cmd.start_byte)):
+                continue
+            if src is not None:
+                self.signalled.add((self._frame_name(), src.key()))
+            if self._dedupe(("kill", cmd.start_byte)):
                 self.facts.kills.append(Kill(self.span(cmd), sig, src))
 
     def ps_(self, cmd, name, args, pos: Pos) -> None:
@@ -2784,6 +2891,32 @@ class _Analyzer:
             for i, s in enumerate(argt):
                 if s in ("-F", "--pidfile") and i + 1 < len(args):
                     self.liveness_file(cmd, self.resolve(args[i + 1]), pos, True)
+
+    def _frame_name(self) -> str:
+        return self.frames[-1].name if self.frames else ""
+
+    def _liveness_consequential(self, pos: Pos, depth: int) -> bool:
+        """The result of a liveness test leads to a skip/exit or to creating, removing or
+        overwriting a file.  A `return` counts when it skips work of the function, or when the
+        caller's use of the function's status does (a status function only reports)."""
+        for br in (pos.on_fail, pos.on_success):
+            if br is None or (br.fallthrough and not br.stmts):
+                continue
+            t = " ".join(_txt(n) for n, _ in (br.stmts[:3] if br.fallthrough else br.stmts))
+            if _CONSEQUENCE.search(t):
+                return True
+            if not re.search(r"\breturn\b", t):
+                continue
+            other = pos.on_success if br is pos.on_fail else pos.on_fail
+            if other is not None and other.fallthrough and other.stmts:
+                return True  # the return skips the rest of the function
+            fr = br.frame
+            if fr is None or fr.pos is None or depth > 3:
+                continue
+            cpos = fr.pos if fr.pos.tested else self._status_pos(fr.pos)
+            if cpos is not None and self._liveness_consequential(cpos, depth + 1):
+                return True
+        return False
 
     def liveness(self, node, var: str, pos: Pos, test_true_alive: bool) -> None:
         if var not in self.pidvars:
@@ -2814,22 +2947,15 @@ class _Analyzer:
             # the check is the function's last command: its status is the function's
             pos = fr.pos
         neg = pos.negated ^ negated
-        consequential = False
-        if pos.tested:
-            for br in (pos.on_fail, pos.on_success):
-                if br is None:
-                    continue
-                if br.fallthrough and not br.stmts:
-                    continue
-                t = " ".join(_txt(n) for n, _ in (br.stmts[:3] if br.fallthrough else br.stmts))
-                if re.search(
-                    r"\b(exit|return|rm|rmdir|unlink|mkdir|touch|ln)\b|(?<![\d&>])>>?(?![&>])\s*(?!/dev/)",
-                    t,
-                ):
-                    consequential = True
+        consequential = pos.tested and self._liveness_consequential(pos, 0)
         action = self.in_init_action()
-        if action and "status" in action.split("|"):
+        if action and {"status", "stop"} & set(action.split("|")):
+            consequential = False  # reporting, or part of stopping the service (LCK108's)
+        if any(_STOP_WORDS & set(name_words(f.name)) for f in self.frames):
             consequential = False
+        fkey = pid_file.key() if pid_file is not None else None
+        if fkey is not None and (self._frame_name(), fkey) in self.signalled:
+            consequential = False  # waiting for a process this run has just signalled
         seen = self.live_seen.get(node.start_byte)
         if seen is None:
             chk = LivenessCheck(self.span(node), pid_file, consequential)
@@ -3071,7 +3197,9 @@ class _Analyzer:
         }
         for cmd, path, _pos, order in self.sete_mkdirs:
             key = path.key()
-            if key in removed_keys or LOCK_WORDS.search(path.render().rsplit("/", 1)[-1]):
+            # removed again after it is made (a removal before it clears the way for a fresh
+            # output directory: `rm -rf out; mkdir out`)
+            if self._removed_after(key, order) or lockish_text(path.render().rsplit("/", 1)[-1]):
                 acq = Acquire(LockKind.EXISTENCE, "mkdir", path, self.span(cmd))
                 acq.busy = BusyBranch(self.span(cmd), True, 1, self.durable_global)
                 self.add_acquire(acq)
@@ -3084,7 +3212,7 @@ class _Analyzer:
         for r in self.facts.removals:
             if r.stale_guard and r.path is not None:
                 k = r.path.key()
-                if k not in lockish and not LOCK_WORDS.search(k.rsplit("/", 1)[-1]):
+                if k not in lockish and not lockish_text(k.rsplit("/", 1)[-1]):
                     if not any(x.startswith(k.rstrip("/") + "/") for x in lockish):
                         r.stale_guard = None
         # check-then-create: not for pre-created flock files nor never-removed markers
@@ -3092,7 +3220,8 @@ class _Analyzer:
         for i, a in enumerate(acqs):
             if i in self.weak:
                 k = a.path.key() if a.path else ""
-                if k not in removed_keys and not LOCK_WORDS.search(k.rsplit("/", 1)[-1]):
+                removed = self._removed_after(k, self.acq_order[i])
+                if not removed and not lockish_text(k.rsplit("/", 1)[-1]):
                     continue
             if a.check_then_create:
                 k = a.path.key() if a.path else ""
@@ -3167,6 +3296,13 @@ class _Analyzer:
                 hooks_seen[(ev.span.start, key)] = hook
                 self.facts.hooks.append(hook)
         self.facts.backgrounds.extend(self.pending_bg)
+
+    def _removed_after(self, key: str, order: int) -> bool:
+        """The name is removed again after it is made: later in the run or by an EXIT trap (a
+        removal before it only clears the way: `rm -rf out; mkdir out`)."""
+        return any(o > order and _covers(k, key) for o, k in self.direct_removals) or any(
+            t.exit_trap and any(_covers(k, key) for k in t.keys) for t in self.traps
+        )
 
     def _service_records(self) -> None:
         if not self.facts.init_script:
