@@ -1736,6 +1736,8 @@ class _Analyzer:
     def add_acquire(self, acq: Acquire) -> int | None:
         if self.in_trap:
             return None  # a trap that locks: not an acquisition of the run
+        if acq.kind is LockKind.EXISTENCE and acq.path is not None and acq.path.has_unique:
+            return None  # a per-process name ($$, $(mktemp)) excludes no other run
         key = (acq.kind, acq.span.start, acq.path.key() if acq.path else None)
         if key in self.seen_acq:
             old = self.facts.acquires[self.seen_acq[key]]
@@ -3174,7 +3176,7 @@ class _Analyzer:
         if not args:
             return
         a = _txt(args[0]).strip("\"'")
-        if a.isdigit() or (self.number_of(a) is not None):
+        if a.isdigit() or (self.number_of(a) is not None and self._fixed_var(a)):
             detail = f"exit {a}"
         elif a in ("$?", "${?}"):
             # exit $? right at the start is fine; after another command it is that status
@@ -3186,6 +3188,25 @@ class _Analyzer:
         # keep_status_fix is left to lockcheck.fix.suggest (a bare `exit`)
         if self._dedupe(("ov", node.start_byte)):
             self.facts.overrides.append(StatusOverride(self.span(node), detail))
+
+    def _fixed_var(self, ref: str) -> bool:
+        """`$RC` holds one fixed number everywhere in the file (assigned only that literal,
+        never read, counted or set from a status)."""
+        m = re.fullmatch(r"\$\{?(\w+)\}?", ref)
+        if not m:
+            return False
+        name = re.escape(m.group(1))
+        values = set()
+        for a in re.finditer(r"(?<![\w$])" + name + r"(\+=|=|\+\+|--)(\S*)", self.text):
+            if a.group(1) != "=":
+                return False
+            values.add(a.group(2).strip("\"';"))
+        if re.search(
+            r"\b(read|for|let|getopts|printf\s+-v)\b[^\n;|]*\b" + name + r"\b|\(\([^)]*\b" + name,
+            self.text,
+        ):
+            return False
+        return len(values) == 1 and next(iter(values)).isdigit()
 
     # ------------------------------------------------------------------ finishing
     def finish(self) -> None:
@@ -3225,7 +3246,9 @@ class _Analyzer:
                     continue
             if a.check_then_create:
                 k = a.path.key() if a.path else ""
-                if k in flocked or k not in removed_keys:
+                # a marker removed only by a signal trap (a build stamp cleared on abort) is
+                # never removed by a run that ends normally: a run-once marker, not a lock
+                if k in flocked or not self._removed_after(k, self.acq_order[i]):
                     continue
             keep.append(i)
         if len(keep) != len(acqs):
@@ -3262,6 +3285,10 @@ class _Analyzer:
                 active = []
                 for i, a in enumerate(acqs):
                     if a.path is None or a.path.key() != key:
+                        continue
+                    if not ev.exit_trap or a.path.has_unique:
+                        # a signal-only trap runs only when a signal arrives: the losing run's
+                        # own exit does not run it
                         continue
                     if a.busy is None and not self.loser_exits.get(id(a), False):
                         continue  # a waiting loop or a takeover: no losing run exits here
