@@ -322,6 +322,7 @@ class _Analyzer:
         self.referenced: dict[str, set[str]] = {}  # function -> functions ("" = top) calling it
         self.cut: int | None = None
         self.live_seen: dict = {}
+        self._openwrt: bool | None = None
         self.signalled: set[tuple[str, str]] = set()  # (function, pid file) sent a signal
         self._trap_dquoted = False
         self.subshells: list[Pos] = []
@@ -719,7 +720,7 @@ class _Analyzer:
         if t == "function_definition":
             return
         if t == "variable_assignment":
-            self.assign(node)
+            self.assign(node, pos=pos)
             return
         if t == "variable_assignments":
             for c in node.named_children:
@@ -1062,7 +1063,7 @@ class _Analyzer:
         self.env[name] = self.resolve(joined).parts
         return True
 
-    def assign(self, node, local: bool = False) -> None:
+    def assign(self, node, local: bool = False, pos: Pos | None = None) -> None:
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         if name is None:
@@ -1076,7 +1077,7 @@ class _Analyzer:
         if value.type == "array":
             self.env[n] = None
             return
-        self._walk_substitutions(value)
+        self._walk_substitutions(value, pos)
         parts = self.resolve(value).parts
         self.env[n] = parts
         cmd = self.command_name_of_value(value)
@@ -1091,21 +1092,42 @@ class _Analyzer:
             self.pidvars.pop(n, None)
         # rc=$? after a tested acquire is handled by the sequence look-ahead
 
-    def _walk_substitutions(self, value) -> None:
+    def _is_flock(self, c) -> bool:
+        if c.type == "redirected_statement":
+            c = c.child_by_field_name("body") or c
+        return c.type == "command" and self.unwrap(c)[0] == "flock"
+
+    def _walk_substitutions(self, value, pos: Pos | None = None, flock_only=False) -> None:
         """Commands inside `$(...)` of an assignment run in a subshell: walk the ones that call
-        this file's functions (so their parameters come from this call site)."""
+        this file's functions (so their parameters come from this call site) and flock.  When
+        the value is one `$(flock ...)`, its status is the assignment's (``pos``)."""
+        whole = value
+        if whole.type == "string" and len(whole.named_children) == 1:
+            whole = whole.named_children[0]
         stack = [value]
         while stack:
             n = stack.pop()
             if n.type == "command_substitution":
                 inner = [c for c in n.named_children if c.type not in STATEMENT_SKIP]
-                calls = any(
+                calls = not flock_only and any(
                     c.type == "command" and self.cmd_name(c) in self.functions for c in inner
                 )
-                if calls and len(self.subshells) < 8:
+                locks = any(self._is_flock(c) for c in inner)
+                if (calls or locks) and len(self.subshells) < 8:
+                    last = inner[-1] if inner else None
+                    tested = (
+                        pos is not None
+                        and n is whole
+                        and last is not None
+                        and self._is_flock(last)
+                        and (pos.tested or pos.tail or self._status_pos(pos) is not None)
+                    )
                     self.subshells.append(Pos())
-                    self.walk_seq([(c, False) for c in inner], tail=False)
+                    self.walk_seq([(c, False) for c in (inner[:-1] if tested else inner)], False)
                     self.subshells.pop()
+                    if tested:
+                        # the status of `x=$(flock ...)` is flock's: the branches are outside
+                        self.stmt(last, pos)
                 continue
             stack.extend(n.named_children)
 
@@ -1161,10 +1183,22 @@ class _Analyzer:
         try:
             parts = self._parts(node, first=True, depth=0)
         except RecursionError:
-            parts = [Part(PartKind.UNKNOWN)]
+            parts = [Part(PartKind.UNKNOWN, _txt(node))]
         return PathExpr(_merge(parts), _txt(node))
 
     def _parts(self, node, first: bool, depth: int) -> list[Part]:
+        parts = self._parts_raw(node, first, depth)
+        if node is not None and any(p.kind is PartKind.UNKNOWN and not p.value for p in parts):
+            # an unresolved part carries its source text: two different expressions differ,
+            # the same expression is the same
+            text = _txt(node)
+            parts = [
+                Part(PartKind.UNKNOWN, text) if p.kind is PartKind.UNKNOWN and not p.value else p
+                for p in parts
+            ]
+        return parts
+
+    def _parts_raw(self, node, first: bool, depth: int) -> list[Part]:
         if node is None:
             return [Part(PartKind.UNKNOWN)]
         if depth > 20:
@@ -1501,6 +1535,9 @@ class _Analyzer:
             name, args, prefixes = self.unwrap(cmd)
             # prefix assignments (FOO=x cmd) do not touch the script's variables
         argt = [_txt(a) for a in args]
+        for a, t in zip(args, argt, strict=False):
+            if "flock" in t and not self.in_trap:
+                self._walk_substitutions(a, None, flock_only=True)  # echo "$(flock L cmd)"
         background = pos.background
         if "nohup" in prefixes and background:
             background = "nohup"
@@ -1542,6 +1579,8 @@ class _Analyzer:
             self.mkdir_(cmd, args, pos, redirects)
         elif name == "flock":
             self.flock_(cmd, args, pos, prefixes, redirects)
+        elif name == "lock" and self._openwrt_lock():
+            self.openwrt_lock_(cmd, args, pos)
         elif name in ("ln",):
             self.ln_(cmd, args, pos)
         elif name == "dotlockfile" and any(_txt(a) in ("-u", "--unlock") for a in args):
@@ -2471,6 +2510,29 @@ class _Analyzer:
                 acq.busy = BusyBranch(
                     self.span(cmd), True, st, self.durable_global, False, status_fix
                 )
+        self.add_acquire(acq)
+
+    def _openwrt_lock(self) -> bool:
+        """The script uses OpenWrt's (busybox) flock-based `lock F` ... `lock -u F`."""
+        if self._openwrt is None:
+            self._openwrt = bool(re.search(r"(?m)(?:^|[;&|({]|then|do)\s*lock\s+-u\s", self.text))
+        return self._openwrt
+
+    def openwrt_lock_(self, cmd, args, pos: Pos) -> None:
+        argt = [_txt(a) for a in args]
+        ops = [a for a, t in zip(args, argt, strict=False) if not t.startswith("-")]
+        if not ops or "-u" in argt:
+            return
+        nonblocking = "-n" in argt
+        acq = Acquire(
+            LockKind.FLOCK, "lock", self.resolve(ops[-1]), self.span(cmd), nonblocking=nonblocking
+        )
+        if nonblocking:
+            p = pos if pos.tested else self._status_pos(pos)
+            if p is not None:
+                acq.busy = self.busy_of(p, cmd, 1)
+            else:
+                acq.busy = self.busy_of(pos, cmd, 1)
         self.add_acquire(acq)
 
     def _arg_text(self, a) -> str:

@@ -1,0 +1,518 @@
+"""Shell frontend precision: patterns from real scripts that are not locks (negative cases),
+each next to the lock it must not be confused with (positive cases)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pytest
+
+from lockcheck.engine import analyze_text
+from lockcheck.model import PartKind
+
+
+def run(src: str, path: str = "job.sh"):
+    text = textwrap.dedent(src).lstrip("\n")
+    return analyze_text(path, text, "shell")
+
+
+def hits(src: str, path: str = "job.sh") -> set[tuple[str, int]]:
+    return {(f.code, f.span.line) for f in run(src, path)[1]}
+
+
+def codes(src: str, path: str = "job.sh") -> set[str]:
+    return {c for c, _ in hits(src, path)}
+
+
+needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+
+# ----------------------------------------------------------------------------- LCK000
+
+
+@needs_bash
+def test_semicolon_in_quoted_default_is_valid_bash():
+    src = """
+        #!/usr/bin/env bash
+        NAME="demo"
+        labels="${labels:-web;proxy;cache}"
+        cpu="${cpu:-2}"
+        mkdir /srv/jobs/demo.lock || exit 0
+    """
+    h = hits(src)
+    assert not any(c == "LCK000" for c, _ in h)
+    # the rest of the file is still read
+    assert ("LCK401", 5) in h
+
+
+def test_without_bash_tree_sitter_verdict_stands(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    src = """
+        #!/usr/bin/env bash
+        labels="${labels:-web;proxy;cache}"
+    """
+    assert "LCK000" in codes(src)
+
+
+@needs_bash
+def test_file_bash_rejects_is_still_a_parse_error():
+    src = """
+        #!/bin/bash
+        if [ -n "$X" ]; then
+          echo "unterminated
+        rm -f /tmp/other.lock
+    """
+    assert ("LCK000", 3) in hits(src)
+
+
+def test_polyglot_ends_at_exec():
+    # a Tcl program started through sh: the shell never reads past the exec
+    src = """
+        #!/bin/sh
+        # restart with the interpreter \\
+        exec scotty -nf "$0" "$@"
+
+        mib load rfc1493.mib
+        proc getArps { s } {
+            if {[catch {snmp walk $s x} r]} {
+                puts "failed $r"
+            }
+        }
+    """
+    facts, findings = run(src)
+    assert facts.parse_errors == [] and findings == []
+
+
+def test_payload_after_top_level_exit_is_not_read():
+    src = """
+        #!/bin/sh
+        mkdir /srv/inst.lock || exit 0
+        tail -n +6 "$0" | tar xz
+        rmdir /srv/inst.lock
+        exit 0
+        )(}{ binary ' payload "
+    """
+    h = hits(src)
+    assert not any(c == "LCK000" for c, _ in h)
+    assert ("LCK401", 2) in h
+
+
+def test_exec_in_a_branch_does_not_end_the_file():
+    src = """
+        #!/bin/sh
+        if [ -x /usr/bin/tclsh ]; then exec tclsh "$0"; fi
+        echo "unterminated
+    """
+    assert "LCK000" in codes(src)
+
+
+def test_shell_that_runs_another_script_on_this_file():
+    # `#!/bin/sh /usr/share/dpatch/dpatch-run`: the file is the script's data, not shell
+    src = """
+        #! /bin/sh /usr/share/dpatch/dpatch-run
+        ## 01_fix.dpatch
+        @DPATCH@
+        --- a/tsocks.c
+        +++ b/tsocks.c
+        @@ -990,6 +990,8 @@ static int recv_buffer(struct connreq *c
+               if (rc > 0) {
+                  rc = 0;
+        +      } else if (rc == 0) {
+        +         rc = ENOTCONN; /* the peer's shutdown */
+               } else {
+                  show_msg(MSGDEBUG, "Read failed, %s\\n", strerror(errno));
+    """
+    facts, findings = run(src, "01_fix.patch")
+    assert findings == [] and facts.parse_errors == []
+
+
+@needs_bash
+def test_bats_file_with_a_grammar_gap():
+    src = """
+        #!/usr/bin/env bats
+
+        setup() {
+          mkdir -p "$BATS_TEST_TMPDIR/home"
+        }
+
+        @test "reports carriage returns" {
+          cat >".tool-versions" <<<$'nodejs 19.6.0\\r'
+          [[ "$(find_tool_versions 2>&1)" = *"carriage returns"* ]]
+        }
+    """
+    facts, findings = run(src, "utils.bats")
+    assert not any(f.code == "LCK000" for f in findings)
+
+
+# ----------------------------------------------------------------------------- lock names
+
+
+def test_lock_word_inside_another_word_is_not_a_lock_name():
+    src = """
+        #!/bin/sh
+        rm -f clock_skew.out block_test.out rapid.txt
+        measure_clock > /var/tmp/clock_skew.out
+    """
+    assert hits(src) == set()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "/tmp/*.lock",
+        "/var/run/app.pid",
+        "/srv/job.lck",
+        "/srv/cronLock",
+        "/srv/state/job_running",
+        "/srv/state/pidfile",
+        "/srv/state/.lock",
+        "/srv/state/db-mutex",
+        "/srv/state/LOCK",
+    ],
+)
+def test_lock_name_parts_are_recognised(name):
+    src = f"""
+        #!/bin/sh
+        rm -f {name}
+    """
+    assert ("LCK107", 2) in hits(src)
+
+
+def test_lockish_name_splits_words():
+    from lockcheck.model import PathExpr
+    from lockcheck.paths import lockish_name
+
+    assert lockish_name(PathExpr.literal("/var/lock/job.lock"))
+    assert lockish_name(PathExpr.literal("/run/myLockFile"))
+    assert lockish_name(PathExpr.literal("/run/app.pid"))
+    assert lockish_name(PathExpr.literal("/run/app_running"))
+    assert not lockish_name(PathExpr.literal("/tmp/block_test.out"))
+    assert not lockish_name(PathExpr.literal("/tmp/clock_skew.out"))
+    assert not lockish_name(PathExpr.literal("/tmp/rapid.txt"))
+    assert not lockish_name(PathExpr.literal("/srv/unlocked.txt"))
+
+
+# ----------------------------------------------------------------------------- plain mkdir
+
+
+def test_fresh_output_directory_under_set_e_is_not_a_lock():
+    src = """
+        #!/bin/sh
+        set -e
+        rm -rf out
+        mkdir out
+        cp -r assets out/
+    """
+    facts, findings = run(src)
+    assert findings == [] and not facts.acquires
+
+
+def test_plain_mkdir_under_set_e_removed_by_exit_trap_is_a_lock():
+    src = """
+        #!/bin/sh
+        set -e
+        mkdir /srv/jobs/run.d
+        trap 'rm -rf /srv/jobs/run.d' EXIT
+        work
+    """
+    assert ("LCK101", 3) in hits(src)
+
+
+def test_plain_mkdir_under_set_e_named_like_a_lock():
+    src = """
+        #!/bin/sh
+        set -e
+        mkdir /srv/jobs/import.lock
+        work
+        rmdir /srv/jobs/import.lock
+    """
+    h = hits(src)
+    assert ("LCK101", 3) in h and ("LCK202", 3) in h
+
+
+# ----------------------------------------------------------------------------- LCK105
+
+
+def test_status_function_with_kill_0_only_reports():
+    src = """
+        #!/bin/sh
+        is_running() {
+            pid="$(cat /run/svc.pid)"
+            kill -0 "$pid" 2>/dev/null || return 1
+        }
+        if is_running; then echo running; else echo stopped; fi
+    """
+    assert hits(src) == set()
+
+
+def test_status_function_whose_caller_exits_is_lck105():
+    src = """
+        #!/bin/sh
+        is_running() {
+            pid="$(cat /run/svc.pid)"
+            kill -0 "$pid" 2>/dev/null || return 1
+        }
+        if is_running; then echo "already running"; exit 75; fi
+        echo $$ > /run/svc.pid
+    """
+    assert ("LCK105", 4) in hits(src)
+
+
+def test_early_return_that_skips_the_function_work_is_lck105():
+    src = """
+        #!/bin/sh
+        sync_once() {
+            if kill -0 "$(cat /srv/sync.pid)" 2>/dev/null; then
+                return 0
+            fi
+            echo $$ > /srv/sync.pid
+            rsync -a /src /dst
+        }
+        sync_once
+    """
+    assert ("LCK105", 3) in hits(src)
+
+
+def test_waiting_for_a_signalled_process_is_not_lck105():
+    src = """
+        #!/bin/sh
+        PIDFILE=/run/worker.pid
+        pid=$(cat "$PIDFILE")
+        kill -TERM "$pid"
+        while kill -0 "$pid" 2>/dev/null; do sleep 1; done
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "still running"
+            exit 1
+        fi
+        rm -f "$PIDFILE"
+    """
+    h = hits(src)
+    assert ("LCK108", 4) in h
+    assert not any(c == "LCK105" for c, _ in h)
+
+
+def test_liveness_in_stop_function_is_not_lck105():
+    src = """
+        #!/bin/bash
+        PIDFILE=/run/worker.pid
+        daemon_stop() {
+            pid="$(cat "$PIDFILE")"
+            kill -0 "$pid" 2>/dev/null || { echo "not running"; return 1; }
+            kill -2 "$pid"
+            rm -f "$PIDFILE"
+        }
+        daemon_stop
+    """
+    h = hits(src)
+    assert not any(c == "LCK105" for c, _ in h)
+    assert ("LCK108", 6) in h
+
+
+# ----------------------------------------------------------------------------- mktemp
+
+
+def test_mktemp_paths_are_never_locks():
+    src = """
+        #!/bin/bash
+        trap "rm -f $(mktemp)" EXIT
+        conf="$(mktemp)"
+        if [ -f "$conf" ]; then
+            exit 0
+        fi
+        sed -e 's/a/b/' template > "$conf"
+        trap 'rm -f "$conf"' EXIT
+        sed -e 's/x/y/' in.txt > "$(mktemp)"
+        rm -f "$conf"
+    """
+    facts, findings = run(src)
+    assert findings == []
+    assert not facts.acquires
+
+
+# ----------------------------------------------------------------------------- LCK203
+
+
+def test_signal_only_trap_is_not_lck203():
+    src = """
+        #!/bin/sh
+        LOCK=/var/lib/job/lock
+        cleanup() { rm -f "$LOCK"; }
+        trap cleanup INT TERM
+        if [ -f "$LOCK" ]; then
+            exit 75
+        fi
+        touch "$LOCK"
+        do_work
+        rm -f "$LOCK"
+    """
+    h = hits(src)
+    assert not any(c == "LCK203" for c, _ in h)
+    assert ("LCK103", 8) in h and ("LCK202", 8) in h
+
+
+def test_exit_trap_before_acquire_is_lck203():
+    src = """
+        #!/bin/sh
+        LOCK=/var/lib/job/lock
+        trap 'rm -f "$LOCK"' EXIT INT TERM
+        if [ -f "$LOCK" ]; then
+            exit 75
+        fi
+        touch "$LOCK"
+        do_work
+    """
+    assert ("LCK203", 3) in hits(src)
+
+
+# ----------------------------------------------------------------------------- LCK404
+
+
+def test_exit_with_computed_status_in_exit_trap():
+    src = """
+        #!/usr/bin/env bash
+        suite_status=0
+        on_exit() {
+            rm -rf "$TMPD"
+            exit "$suite_status"
+        }
+        trap on_exit EXIT
+        TMPD=$(mktemp -d)
+        run_tests || suite_status=$?
+    """
+    assert hits(src) == set()
+
+
+def test_exit_with_fixed_status_in_exit_trap():
+    src = """
+        #!/usr/bin/env bash
+        RC=2
+        on_exit() {
+            rm -rf "$TMPD"
+            exit $RC
+        }
+        trap on_exit EXIT
+        trap 'rm -f /tmp/x; exit $?' EXIT
+    """
+    h = hits(src)
+    assert ("LCK404", 5) in h and ("LCK404", 8) in h
+
+
+# ----------------------------------------------------------------------------- build stamps
+
+
+def test_build_stamp_removed_only_on_abort_is_not_a_lock():
+    src = """
+        #!/bin/bash
+        abort() { rm -f "$WORK/.built"; exit 1; }
+        build() {
+            trap abort INT QUIT
+            make -C "$WORK"
+            touch "$WORK/.built"
+            trap - INT QUIT
+        }
+        [ -e "$WORK/.built" ] || build
+    """
+    assert hits(src) == set()
+
+
+def test_stamp_that_skips_and_is_never_removed_is_a_run_once_marker():
+    src = """
+        #!/bin/sh
+        STAMP=/srv/build/.prepared
+        if [ -f "$STAMP" ]; then
+            echo "already prepared"
+            exit 0
+        fi
+        ./prepare.sh
+        touch "$STAMP"
+    """
+    assert hits(src) == set()
+
+
+def test_test_then_create_lock_released_at_the_end_is_lck103():
+    src = """
+        #!/bin/sh
+        MARK=/srv/build/.busy
+        if [ -f "$MARK" ]; then
+            exit 75
+        fi
+        touch "$MARK"
+        make
+        rm -f "$MARK"
+    """
+    h = hits(src)
+    assert ("LCK103", 6) in h and ("LCK202", 6) in h
+
+
+# ----------------------------------------------------------------------------- OpenWrt lock
+
+
+def test_openwrt_lock_command_is_a_flock():
+    src = """
+        #!/bin/sh
+        LOCKFILE=/var/lock/myjob.lock
+        cleanup() {
+            lock -u "$LOCKFILE"
+            rm "$LOCKFILE"
+        }
+        lock "$LOCKFILE"
+        trap cleanup EXIT
+        do_work
+    """
+    h = hits(src)
+    assert ("LCK201", 5) in h
+    assert not any(c == "LCK107" for c, _ in h)
+
+
+def test_lock_command_without_unlock_is_not_assumed_to_be_openwrt():
+    src = """
+        #!/bin/sh
+        lock "$HOME/notes.txt"
+        rm -f /srv/x.lock
+    """
+    h = hits(src)
+    assert ("LCK107", 3) in h and not any(c == "LCK201" for c, _ in h)
+
+
+# ----------------------------------------------------------------------------- flock in $()
+
+
+def test_flock_in_command_substitution():
+    src = """
+        #!/bin/sh
+        ANSWER="$(flock /tmp/updater.lock curl -fsS https://example.invalid/api)"
+        echo "$ANSWER"
+    """
+    assert ("LCK502", 2) in hits(src)
+
+
+def test_nonblocking_flock_in_command_substitution_status_is_tested():
+    src = """
+        #!/bin/sh
+        out=$(flock -n /srv/app/update.lock ./update.sh) || exit 0
+        echo "$out"
+    """
+    assert ("LCK401", 2) in hits(src)
+
+
+# ----------------------------------------------------------------------------- unknown parts
+
+
+def test_unknown_parts_carry_their_source_text():
+    facts, _ = run(
+        """
+        #!/bin/sh
+        errlog="$(pick_log)"
+        target=$(echo "$entry" | cut -d: -f2)
+        [ -f "$errlog" ] && rm -f "$errlog"
+        cat template.conf > "$target"
+        """
+    )
+    rm = facts.removals[0].path
+    made = facts.created[-1]
+    unk_rm = [p for p in rm.parts if p.kind is PartKind.UNKNOWN]
+    unk_made = [p for p in made.parts if p.kind is PartKind.UNKNOWN]
+    assert unk_rm and unk_made
+    assert unk_rm[0].value == "$(pick_log)"
+    assert unk_made[0].value != unk_rm[0].value
