@@ -102,22 +102,33 @@ def analyze_text(
     settings: Settings | None = None,
     codes: set[str] | None = None,
 ) -> tuple[FileFacts, list[Finding]]:
-    """Analyze one file's text (the documented API): frontend, fix suggestions, checks,
+    """Analyze one file's text (the documented API): frontend, checks, fix suggestions,
     suppression comments.  ``codes`` defaults to what ``settings`` selects.  Raises
-    :class:`InternalError` for a bug in any stage, never for bad input."""
+    :class:`InternalError` for a bug in any stage, never for bad input.
+
+    Suggestions are built only for a file that has findings: the checks run first, and when
+    they find something the facts are enriched (:func:`lockcheck.fix.suggest.enrich`) and the
+    checks run again, so that the findings carry the suggestions.  Whether a finding is made
+    never depends on a suggestion, so the second run finds the same findings."""
     settings = settings or Settings()
     try:
         facts = frontends.parse(language, path, text)
     except Exception as exc:
         raise InternalError(f"the {language} frontend", exc) from exc
+    if codes is None:
+        codes = selected_codes(settings)
+    try:
+        findings = analyze_facts(facts, settings, codes)
+    except Exception as exc:
+        raise InternalError("the checks", exc) from exc
+    if not findings:
+        return facts, findings
     try:
         from .fix.suggest import enrich  # fills suggestions the frontend left empty
 
         enrich(facts, settings.skip_exit_code)
     except Exception as exc:
         raise InternalError("the fix suggestions", exc) from exc
-    if codes is None:
-        codes = selected_codes(settings)
     try:
         return facts, analyze_facts(facts, settings, codes)
     except Exception as exc:

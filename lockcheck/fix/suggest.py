@@ -430,10 +430,19 @@ def _import_edit(text: str, tree: ast.Module, names: list[str]) -> Edit | None:
     return Edit(pos, pos, add)
 
 
+_OFFSETS: tuple[str, list[int]] | None = None  # the last text's line starts
+
+
 def _line_offsets(text: str) -> list[int]:
+    """Offsets of the line starts of ``text``, computed once per text (the last one is kept:
+    a file's suggestions ask for many positions in the same text)."""
+    global _OFFSETS
+    cached = _OFFSETS
+    if cached is not None and cached[0] is text:
+        return cached[1]
     offs = [0]
-    for m in re.finditer("\n", text):
-        offs.append(m.end())
+    offs.extend(m.end() for m in re.finditer("\n", text))
+    _OFFSETS = (text, offs)
     return offs
 
 
@@ -442,7 +451,10 @@ def _offset(text: str, line: int, col_bytes: int) -> int:
     if line - 1 >= len(offs):
         return len(text)
     start = offs[line - 1]
-    raw = text[start : line_end(text, start)].encode("utf-8", "surrogateescape")
+    end = offs[line] if line < len(offs) else len(text)
+    if col_bytes <= end - start and text[start : start + col_bytes].isascii():
+        return start + col_bytes  # ASCII before the column: bytes are characters
+    raw = text[start:end].encode("utf-8", "surrogateescape")
     return start + len(raw[:col_bytes].decode("utf-8", "surrogateescape"))
 
 
@@ -477,13 +489,16 @@ class _Python:
         self.facts = facts
         self.text = facts.text
         self.nl = newline_of(facts.text)
-        try:
-            self.tree = ast.parse(facts.text)
-        except (SyntaxError, ValueError):
-            self.tree = None
+        self.tree: ast.Module | None = None
+        self._block_cache: dict[int, list] = {}
 
     def run(self) -> None:
-        if self.tree is None:
+        f = self.facts
+        if not (f.acquires or f.hooks or f.liveness or f.kills or f.removals):
+            return  # nothing to suggest for: the source is not parsed again
+        try:
+            self.tree = ast.parse(self.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         for acq in self.facts.acquires:
             if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
@@ -499,20 +514,44 @@ class _Python:
         _advice_fields(self.facts, self.code)
 
     def _chain(self, pos: int) -> list:
-        """The statements containing offset ``pos``, outermost first, each with its block."""
+        """The statements containing offset ``pos``, outermost first, each with its block.
+
+        Descends from the module through the blocks that contain ``pos`` only (statement
+        spans nest), so a query costs the blocks on one path, not the whole tree."""
         out = []
-        for node in ast.walk(self.tree):
+        todo: list[ast.AST] = [self.tree]
+        while todo:
+            node = todo.pop()
+            for field, entries in self._blocks(node):
+                for st, s, e in entries:
+                    if s <= pos < e:
+                        out.append((st, (s, e), node, field))
+                        todo.append(st)
+            # the blocks of a statement's except handlers and match cases
+            for child_field in ("handlers", "cases"):
+                for child in getattr(node, child_field, None) or ():
+                    if not isinstance(child, ast.stmt):
+                        todo.append(child)
+        out.sort(key=lambda x: (x[1][0], -x[1][1]))
+        return out
+
+    def _blocks(self, node: ast.AST) -> list:
+        """``[(field, [(stmt, start, end), ...]), ...]`` for the statement blocks of
+        ``node`` (computed once per node)."""
+        key = id(node)
+        got = self._block_cache.get(key)
+        if got is None:
+            got = []
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(node, field, None)
                 if not isinstance(block, list):
                     continue
-                for st in block:
-                    if isinstance(st, ast.stmt):
-                        s, e = _node_span(self.text, st)
-                        if s <= pos < e:
-                            out.append((st, (s, e), node, field))
-        out.sort(key=lambda x: (x[1][0], -x[1][1]))
-        return out
+                spans = [
+                    (st, *_node_span(self.text, st)) for st in block if isinstance(st, ast.stmt)
+                ]
+                got.append((field, spans))
+            self._block_cache[key] = got
+        return got
 
     def _move_hook(self, hook) -> FixTemplate | None:
         """LCK203: move a one-line ``atexit.register(...)`` to just after the statement that
@@ -586,19 +625,8 @@ class _Python:
 
     def _stmt_at(self, pos: int):
         """The innermost statement containing offset ``pos`` and its parent's body list."""
-        best = None
-        for node in ast.walk(self.tree):
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                block = getattr(node, field, None)
-                if not isinstance(block, list):
-                    continue
-                for st in block:
-                    if not isinstance(st, ast.stmt):
-                        continue
-                    s, e = _node_span(self.text, st)
-                    if s <= pos < e and (best is None or s >= best[1][0]):
-                        best = (st, (s, e), node, field)
-        return best
+        chain = self._chain(pos)
+        return chain[-1] if chain else None
 
     def lock_path(self, acq: Acquire) -> tuple[str, str] | None:
         path = acq.path
@@ -809,14 +837,20 @@ def _E(start: int, end: int, content: str) -> Edit:  # noqa: N802
     return Edit(start, end, content)
 
 
+_BASH_PARSER = None  # one tree-sitter parser for every suggestion of the run
+
+
 def _shell_ok(text: str, edits) -> bool:
     """The rewritten script parses (as well as the original did)."""
-    try:
-        import tree_sitter_bash
-        from tree_sitter import Language, Parser
-    except ImportError:  # pragma: no cover - tree-sitter is a dependency
-        return True
-    parser = Parser(Language(tree_sitter_bash.language()))
+    global _BASH_PARSER
+    parser = _BASH_PARSER
+    if parser is None:
+        try:
+            import tree_sitter_bash
+            from tree_sitter import Language, Parser
+        except ImportError:  # pragma: no cover - tree-sitter is a dependency
+            return True
+        parser = _BASH_PARSER = Parser(Language(tree_sitter_bash.language()))
 
     def broken(src: str) -> bool:
         return parser.parse(src.encode("utf-8", "surrogateescape")).root_node.has_error
