@@ -15,11 +15,6 @@ from typing import Any
 
 from .settings import Settings
 
-if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 CONFIG_NAMES = (".lockcheck.toml", "lockcheck.toml", "pyproject.toml")
 
 # directories skipped while walking unless ``exclude`` replaces this list (as in ruff)
@@ -104,6 +99,12 @@ class ConfigFile:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
+    # imported here: a run without a configuration file never pays for the TOML parser
+    if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

@@ -7,7 +7,6 @@ through :class:`ReportContext`, the text of the flagged files (source lines, edi
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
 from collections.abc import Callable
@@ -127,6 +126,8 @@ def json_text(obj: object, **kwargs) -> str:
     """JSON with non-ASCII text kept, but lone surrogates (undecodable bytes of a file or file
     name, kept by ``surrogateescape``) written as ``\\udcXX`` escapes so that the output stays
     valid UTF-8."""
+    import json  # here: the human formats never need it
+
     text = json.dumps(obj, ensure_ascii=False, **kwargs)
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
