@@ -516,3 +516,45 @@ def test_unknown_parts_carry_their_source_text():
     assert unk_rm and unk_made
     assert unk_rm[0].value == "$(pick_log)"
     assert unk_made[0].value != unk_rm[0].value
+
+
+# ----------------------------------------------------------------------------- appends, clean-ups
+
+
+def test_removing_an_old_output_then_appending_is_not_a_lock():
+    src = """
+        #!/bin/sh
+        OUT=/etc/app/generated.conf
+        [ -f "$OUT" ] && rm -f "$OUT"
+        add_line() {
+            echo "$1" >> $OUT
+        }
+        add_line "opt=1"
+    """
+    facts, findings = run(src)
+    assert findings == [] and not facts.acquires
+
+
+def test_waiting_for_the_name_to_go_then_creating_it_is_lck103():
+    src = """
+        #!/bin/sh
+        L=/srv/spool/job.busy
+        while [ -f "$L" ]; do sleep 5; done
+        echo $$ > "$L"
+        work
+        rm -f "$L"
+    """
+    h = hits(src)
+    assert ("LCK103", 4) in h and ("LCK202", 4) in h
+
+
+def test_openwrt_rc_common_script_is_shell():
+    src = """
+        #!/bin/sh /etc/rc.common
+        START=60
+        PIDFILE=/var/run/worker.pid
+        stop() {
+            kill -9 "$(cat "$PIDFILE")"
+        }
+    """
+    assert ("LCK108", 5) in hits(src, "worker.init")

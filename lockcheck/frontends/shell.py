@@ -375,10 +375,6 @@ class _Analyzer:
 
     # ------------------------------------------------------------------ entry
     def run(self) -> FileFacts:
-        if _RUNS_OTHER_SCRIPT.match(self.text):
-            # `#!/bin/sh /usr/share/dpatch/dpatch-run`: the shell runs that script, with this
-            # file as its data; nothing here is shell
-            return self.facts
         tree = _parser().parse(self.src)
         root = tree.root_node
         self.root = root
@@ -506,6 +502,11 @@ class _Analyzer:
             # `exec tclsh "$0"` / `exit 0` at the top level: the shell never reads what follows
             # (a polyglot's other language, a self-extracting archive's payload)
             self.cut = self._c(end)
+            return
+        if _RUNS_OTHER_SCRIPT.match(self.text):
+            # `#!/bin/sh /usr/share/dpatch/dpatch-run`: the shell runs that script with this
+            # file as its argument; what the script does not source may be data (a patch)
+            self.cut = self._c(first.start_byte)
             return
         if _bash_accepts(self.src, self._is_bats()):
             # a tree-sitter-bash gap on code bash reads (`"${v:-a;b}"`): read on as valid code
@@ -2754,12 +2755,15 @@ class _Analyzer:
             return
         if op in (">", ">|", "&>") and name == ":" and self.maybe_probe(node, path, pos, None):
             return
-        self.created_path(path, node, pos)
+        # an append adds to a file that may well exist: not the creation half of a lock
+        self.created_path(path, node, pos, guard=op not in (">>", "&>>"))
 
-    def created_path(self, path: PathExpr, node, pos: Pos) -> None:
+    def created_path(self, path: PathExpr, node, pos: Pos, guard: bool = True) -> None:
         if name_probe := self.maybe_probe(node, path, pos, None):
             return name_probe
         self.facts.created.append(path)
+        if not guard:
+            return
         # check-then-create: a test of this path that leads to a skip/exit came before
         key = path.key()
         for c in self.cte:
@@ -2865,7 +2869,13 @@ class _Analyzer:
                 if busy is None or not busy.ends_run:
                     continue
             elif exists_br.stmts and busy is None:
-                pass  # retry loop / takeover: still a guard
+                # a retry loop or a takeover (a liveness or age test, a kill, then remove) is
+                # still a guard; removing the old file and going on (`[ -f F ] && rm -f F`)
+                # decides nothing
+                t = " ".join(_txt(n) for n, _ in exists_br.stmts[:20])
+                if not re.search(r"\b(sleep|continue|exit|return|kill|ps|pgrep)\b|/proc/", t):
+                    if not AGE_TEST.search(t):
+                        continue
             elif busy is None or (not busy.ends_run and not self._branch_exits(exists_br)):
                 continue
             exits = busy is not None or bool(
