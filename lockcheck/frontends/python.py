@@ -2066,9 +2066,15 @@ class _Analyzer:
                     var = par.targets[0].target
                 if var is not None:
                     for u in self.calls:
-                        if self.method(u) == "acquire" and self._same_ref(u.func.value, var):
+                        if (
+                            self.method(u) == "acquire"
+                            and self._same_ref(u.func.value, var)
+                            and self._same_scope(u, c, var)
+                        ):
                             uses.append(u)
                     for w in self.withs:
+                        if not self._same_scope(w, c, var):
+                            continue
                         for item in w.items:
                             it = item.item
                             if self._same_ref(it, var):
@@ -2080,6 +2086,9 @@ class _Analyzer:
                             ):
                                 if item not in uses and it not in uses:
                                     uses.append(item)
+                if kind is LockKind.EXISTENCE and not uses and not self._escapes(c, var):
+                    # constructing a SoftFileLock creates nothing: only its acquire is a lock
+                    continue
             if uses:
                 u = uses[0]
                 acq.open_span = self.span(c)
@@ -2104,6 +2113,44 @@ class _Analyzer:
                 self._acq_nodes[id(acq)] = c
             acq.nonblocking = nb
             self.facts.acquires.append(acq)
+
+    def _same_scope(self, use: Any, ctor: Any, var: Any) -> bool:
+        """``use`` can refer to the object bound at ``ctor``: the same function for a local
+        name, the same class for ``self.x``, anywhere for a module-level name."""
+        cst = self.cst
+        if isinstance(var, cst.Attribute):
+            return self.class_of(use) is self.class_of(ctor)
+        f = self.func_of(ctor)
+        return f is None or self.func_of(use) is f
+
+    def _escapes(self, ctor: Any, var: Any) -> bool:
+        """The lock object leaves the place it is made (returned, yielded, a lambda's value,
+        passed to a call, stored in a container or attribute), so it may be acquired
+        elsewhere."""
+        cst = self.cst
+        par = self.up(ctor)
+        if isinstance(par, cst.Expr):
+            return False  # the value is dropped
+        if var is None:
+            if isinstance(par, cst.Attribute):
+                return par.attr.value == "acquire"  # SoftFileLock(p).acquire()
+            return not isinstance(par, (cst.Comparison, cst.ComparisonTarget))
+        if not isinstance(var, cst.Name):
+            return True  # self.lock = ...: used by other methods
+        f = self.func_of(ctor)
+        scope = f if f is not None else self.module
+        for n in self.descendants(scope, cst.Name):
+            if n.value != var.value or n is var or self.off(n) < self.off(ctor):
+                continue
+            up = self.up(n)
+            if isinstance(up, cst.Attribute) and up.value is n:
+                continue  # lock.lifetime, lock.is_locked
+            if isinstance(up, cst.Comparison):
+                continue  # lock1 is lock2
+            if isinstance(up, cst.ComparisonTarget):
+                continue
+            return True
+        return False
 
     def _released_in_finally(self, assign: Any) -> bool:
         cst = self.cst
