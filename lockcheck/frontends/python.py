@@ -996,7 +996,7 @@ class _Analyzer:
             return [Part(PartKind.CWD)]
         if q in ("tempfile.gettempdir", "tempfile.gettempdirb"):
             return [Part(PartKind.TMPDIR)]
-        if q.startswith("tempfile.") or q.startswith("uuid.") or q in ("os.getpid", "os.getppid"):
+        if q.startswith(("tempfile.", "uuid.", "secrets.")) or q in ("os.getpid", "os.getppid"):
             return [Part(PartKind.UNIQUE)]
         if q in ("getpass.getuser", "os.getuid", "os.geteuid", "os.getlogin"):
             return [Part(PartKind.USER)]
@@ -1779,14 +1779,34 @@ class _Analyzer:
                     and self.stmt_of(rc) is nxt
                     and r.path is not None
                     and r.path.key() == path.key()
+                    and not self._deferred(rc, nxt)
                 ):
                     rm = rc
                     break
             if rm is None:
                 continue
             self.probe_calls.add(id(c))
+            if any(
+                p.kind in (PartKind.ARG, PartKind.VAR, PartKind.UNKNOWN)
+                for p in path.basename_parts()
+            ):
+                # the name comes from the caller or the environment: it may be per-run
+                # (unknown stays unknown), so this is a probe but not a fixed-name one
+                self.facts.created.append(path)
+                continue
             fix = self._probe_fix(pnode, rm)
             self.facts.probes.append(Probe(path, self.span(c), fix))
+
+    def _deferred(self, call: Any, stmt: Any) -> bool:
+        """``call`` sits in a lambda or nested function inside ``stmt``: it runs later
+        (``addCleanup(lambda: rmtree(p))``), not at once."""
+        cst = self.cst
+        for a in self.ancestors(call):
+            if a is stmt:
+                return False
+            if isinstance(a, (cst.Lambda, cst.FunctionDef)):
+                return True
+        return False
 
     def _closes(self, st: Any) -> bool:
         return self.code(st).strip().endswith((".close()", "pass"))
@@ -2515,7 +2535,9 @@ class _Analyzer:
                 if self.within(c, st):
                     r.stale_guard = "dead-holder"
                     break
-            if r.stale_guard is None:
+            if r.stale_guard is None and self._is_lock_path(r.path):
+                # an age test breaks a lock only when what it removes is a lock (cache and
+                # retention expiry remove old files too)
                 for a in self.ancestors(c):
                     if isinstance(a, (cst.If, cst.While)) and self._age_test(a.test):
                         r.stale_guard = "age"
@@ -2541,6 +2563,15 @@ class _Analyzer:
                             )
                         )
                     break
+
+    def _is_lock_path(self, path: PathExpr | None) -> bool:
+        """Acquired in this file, or named like a lock or pid file."""
+        if path is None:
+            return False
+        if lockish_name(path):
+            return True
+        key = self.key(path)
+        return any(a.path is not None and self.key(a.path) == key for a in self.facts.acquires)
 
     def _age_test(self, test: Any) -> bool:
         """An ordering comparison involving a modification/change time (or a value computed
@@ -2770,9 +2801,18 @@ class _Analyzer:
         if var is None:
             return False
         for c in self.calls:
-            if self.off(c) > self.off(call) and self.method(c) in ("wait", "communicate", "join"):
-                if self._same_ref(c.func.value, var):
-                    return True
+            if self.off(c) <= self.off(call):
+                continue
+            m = self.method(c)
+            if m in ("wait", "communicate", "join") and self._same_ref(c.func.value, var):
+                return True
+            # `while p.poll() is None: sleep()` (or a poll in a loop's body) waits too
+            if (
+                m == "poll"
+                and self._same_ref(c.func.value, var)
+                and any(isinstance(a, cst.While) for a in self.ancestors(c))
+            ):
+                return True
         return False
 
     # other files ---------------------------------------------------------------------------
@@ -2795,12 +2835,27 @@ class _Analyzer:
                     if p is not None:
                         self.facts.dirs_made.append(p)
                 continue
+            dst = None
+            if q in ("os.rename", "os.replace", "shutil.move", "os.renames"):
+                dst = self.arg(c, 1, "dst")
+            elif self.method(c) in ("rename", "replace") and isinstance(c.func, cst.Attribute):
+                if self.is_pathlike(c.func.value) and c.args:
+                    dst = self.arg(c, 0, "target")
+            if dst is not None:
+                p = self.path(dst)  # a rename makes its destination
+                if p is not None and p.key() not in locked:
+                    self.facts.created.append(p)
+                continue
             cr = self.creation(c)
             if cr is None or id(c) in self.handled_creates:
                 continue
             p = self.path(cr[1])
             if p is not None and p.key() not in locked:
                 self.facts.created.append(p)
+        # a name with a per-process part (pid, uuid, tempfile) is this process's own
+        for r in self.facts.removals:
+            if r.path is not None and r.path.has_unique:
+                self.facts.created.append(r.path)
 
 
 _NOVALUE = object()
