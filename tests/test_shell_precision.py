@@ -558,3 +558,56 @@ def test_openwrt_rc_common_script_is_shell():
         }
     """
     assert ("LCK108", 5) in hits(src, "worker.init")
+
+
+def test_error_return_to_a_fallback_is_not_a_busy_branch():
+    src = """
+        #!/bin/sh
+        reuse_cached() {
+            cached="$CACHE_DIR/$1"
+            [ -e "$cached" ] || return 1
+            ln -s "$cached" "$1" 2>/dev/null || return 1
+        }
+        reuse_cached pkg.tar.gz || curl -fO "https://example.invalid/pkg.tar.gz"
+        tar xzf pkg.tar.gz
+        rm -f pkg.tar.gz
+    """
+    facts, findings = run(src)
+    assert findings == [] and not facts.acquires
+
+
+def test_lock_helper_whose_caller_exits_is_a_lock():
+    src = """
+        #!/bin/sh
+        take() {
+            mkdir /srv/jobs/sync.d 2>/dev/null || return 1
+        }
+        take || { echo busy; exit 0; }
+        work
+        rmdir /srv/jobs/sync.d
+    """
+    h = hits(src)
+    assert ("LCK101", 3) in h and ("LCK401", 5) in h
+
+
+def test_plain_mkdir_of_a_mktemp_dir_under_set_e():
+    src = """
+        #!/usr/bin/env bash
+        set -eux
+        work="$(mktemp -d)/out"
+        mkdir "$work"
+        trap 'rm -rf "$work"' EXIT
+        run_tests "$work"
+    """
+    facts, findings = run(src)
+    assert findings == [] and facts.parse_errors == []
+
+
+def test_flock_in_substitution_with_basename_suffix():
+    src = """
+        #!/bin/sh
+        ANSWER="$(flock /tmp/$(basename -s .sh "$0").lock curl -fsS https://example.invalid)"
+    """
+    facts, findings = run(src)
+    assert ("LCK502", 2) in {(f.code, f.span.line) for f in findings}
+    assert [p.kind for p in facts.acquires[0].path.parts][1] is PartKind.SCRIPT_NAME

@@ -1400,6 +1400,12 @@ class _Analyzer:
             d = PathExpr(_merge(base)).dirname()
             return list(d.parts) if d is not None else [Part(PartKind.UNKNOWN)]
         if name == "basename" and ops:
+            # basename -s SUFFIX NAME / basename NAME SUFFIX: the name is the first operand
+            # that is not the -s argument
+            skip = {
+                id(args[i + 1]) for i, x in enumerate(args[:-1]) if _txt(x) in ("-s", "--suffix")
+            }
+            ops = [x for x in ops if id(x) not in skip] or ops
             base = self._parts(ops[0], True, depth + 1)
             if len(base) == 1 and base[0].kind is PartKind.SCRIPT:
                 return [Part(PartKind.SCRIPT_NAME)]
@@ -2185,6 +2191,19 @@ class _Analyzer:
         )
         strong = pos.retry or skipping
         weak = not strong and mechanism in ("mkdir", "ln", "noclobber >")
+        if (
+            weak
+            and br is not None
+            and not br.fallthrough
+            and br.stmts
+            and re.match(r"\s*(?:\{\s*)?return\b", _txt(br.stmts[0][0]))
+            and (acq.busy is None or not acq.busy.ends_run)
+            and not lockish_text(path.render().rsplit("/", 1)[-1])
+        ):
+            # `ln -s "$cached" "$f" || return 1` in a helper whose caller falls back to other
+            # work: an error return, not a busy branch
+            self.facts.created.append(path)
+            return None
         if (
             self.facts.init_script
             and lockish_text(path.render())
@@ -3295,8 +3314,9 @@ class _Analyzer:
             if self._removed_after(key, order) or lockish_text(path.render().rsplit("/", 1)[-1]):
                 acq = Acquire(LockKind.EXISTENCE, "mkdir", path, self.span(cmd))
                 acq.busy = BusyBranch(self.span(cmd), True, 1, self.durable_global)
-                self.add_acquire(acq)
-                self.acq_order[-1] = order
+                idx = self.add_acquire(acq)
+                if idx is not None:
+                    self.acq_order[idx] = order
         flocked = {a.path.key() for a in acqs if a.kind is LockKind.FLOCK and a.path is not None}
         # a stale-guarded removal is a lock breaker only for a lock, a pid file or a lock name
         lockish = set(self.acq_keys) | {
