@@ -1883,6 +1883,8 @@ class _Analyzer:
                 # says lock
                 if not lockish_name(path) and not (end is not None and end.kind == "exit"):
                     continue
+                if not lockish_name(path) and self._guarded_by_absence(c, path):
+                    continue  # `if not isdir(d): makedirs(d)` under a broad error handler
             if (
                 end is not None
                 and end.kind == "raise"
@@ -1906,6 +1908,24 @@ class _Analyzer:
             self._acq_nodes[id(acq)] = c
             self.facts.acquires.append(acq)
 
+    def _guarded_by_absence(self, call: Any, path: PathExpr | None) -> bool:
+        """``call`` runs only when an ``if not exists(P)`` (isdir, is_dir...) of its own path
+        found the name absent: it makes what is missing, it does not test for a holder."""
+        cst = self.cst
+        if path is None:
+            return False
+        key = self.key(path)
+        for a in self.ancestors(call):
+            if isinstance(a, (cst.FunctionDef, cst.Try)):
+                return False
+            if isinstance(a, cst.If) and self.within(call, a.body):
+                et = self._exists_test(a.test)
+                if et is not None and not et[1]:
+                    p = self._exists_path(et[0])
+                    if p is not None and self.key(p) == key:
+                        return True
+        return False
+
     @property
     def _acq_nodes(self) -> dict[int, Any]:
         if "_acq_nodes_d" not in self.__dict__:
@@ -1922,6 +1942,14 @@ class _Analyzer:
                 test = self.code(a.test)
                 if "EEXIST" in test and ("not" in test or "!=" in test):
                     return self.within(end.node, a.body)
+                if (
+                    "EEXIST" in test
+                    and re.search(r"\b(isdir|is_dir|exists)\(", test)
+                    and end.kind == "return"
+                    and self.within(end.node, a.body)
+                ):
+                    # `if e.errno == EEXIST and isdir(p): return p`: an ensure-dir helper
+                    return True
         return False
 
     def _fname(self, node: Any) -> str | None:
@@ -2323,8 +2351,11 @@ class _Analyzer:
             if not released:
                 continue  # a run-once marker, never removed (or removed only as a takeover)
             if positive:
-                if self.find_end(busy_stmts) is None:
+                end = self.find_end(busy_stmts)
+                if end is None:
                     continue
+                if not lockish_name(path) and self._ends_on_content(end, ifn):
+                    continue  # the file's contents decide, not its existence
                 busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
                 busy = self._if_branch(ifn, False, 0)
@@ -2342,6 +2373,19 @@ class _Analyzer:
             self.handled_creates.add(id(creator))
             self._acq_nodes[id(acq)] = creator
             self.facts.acquires.append(acq)
+
+    _LIVENESS_WORDS = re.compile(r"kill|pid|/proc|psutil|alive|running|lock")
+
+    def _ends_on_content(self, end: _Entry, ifn: Any) -> bool:
+        """The branch under ``if exists(P)`` ends only under a further test that is not about
+        a live holder (``if f.readlines() == lines: return``): the file's contents decide."""
+        cst = self.cst
+        for a in self.ancestors(end.node):
+            if a is ifn:
+                return False
+            if isinstance(a, cst.If) and not self._LIVENESS_WORDS.search(self.code(a.test)):
+                return True
+        return False
 
     # pid files -----------------------------------------------------------------------------
     def pid_source(self, node: Any, depth: int = 0) -> tuple[bool, PathExpr | None]:

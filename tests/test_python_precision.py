@@ -1,0 +1,427 @@
+"""Python frontend precision: patterns from real code that are not lock bugs (negative tests),
+each next to the true positive it must not hide."""
+
+from __future__ import annotations
+
+import textwrap
+
+from lockcheck.engine import analyze_text
+
+
+def found(src: str, path: str = "/srv/jobs/job.py") -> list[tuple[str, int]]:
+    facts_findings = analyze_text(path, textwrap.dedent(src).lstrip("\n"), "python")
+    return [(f.code, f.span.line) for f in facts_findings[1]]
+
+
+def codes(src: str, path: str = "/srv/jobs/job.py") -> set[str]:
+    return {c for c, _ in found(src, path)}
+
+
+# --------------------------------------------------------------------------- LCK301 probes
+
+ARGV_PROBE = """
+    #!/usr/bin/env python3
+    \"\"\"Report which of the given directories are writable.\"\"\"
+    import json
+    import os
+    import sys
+
+
+    def main():
+        probe_name = sys.argv[1]
+        results = {}
+        for directory in sys.argv[2:]:
+            probe = os.path.join(directory, probe_name)
+            try:
+                os.mkdir(probe)
+                os.rmdir(probe)
+            except OSError as exc:
+                results[directory] = str(exc)
+            else:
+                results[directory] = None
+        print(json.dumps(results))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_probe_named_by_the_caller_is_not_a_fixed_probe():
+    # the caller chooses the name (it may well carry the caller's pid): unknown, not fixed
+    assert not {"LCK301", "LCK101"} & codes(ARGV_PROBE)
+
+
+def test_probe_with_literal_name_in_an_argument_directory_is_still_lck301():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import sys
+
+        target = sys.argv[1]
+        probe = os.path.join(target, ".write-test")
+        try:
+            os.mkdir(probe)
+            os.rmdir(probe)
+        except OSError:
+            sys.exit("not writable: " + target)
+    """
+    assert ("LCK301", 8) in found(src)
+
+
+def test_fixture_directory_with_deferred_cleanup_is_not_a_probe():
+    src = """
+        import pathlib
+        import shutil
+        import unittest
+
+
+        def make_dir(test_case, path):
+            p = pathlib.Path(path)
+            p.mkdir()
+            test_case.addCleanup(lambda: shutil.rmtree(p))
+            return p
+
+
+        class T(unittest.TestCase):
+            def test_it(self):
+                make_dir(self, "/var/tmp/fixture-data")
+    """
+    assert "LCK301" not in codes(src)
+
+
+# --------------------------------------------------------------------------- LCK107
+
+BREAK_FILE = """
+    #!/usr/bin/env python3
+    import os
+    import secrets
+    import sys
+    import time
+
+    LOCK = "/var/lib/app/app.lock"
+
+
+    def break_stale(lock_file, mtime_before, ino_before):
+        break_path = f"{lock_file}.break.{os.getpid()}.{secrets.token_hex(16)}"
+        os.rename(lock_file, break_path)
+        st = os.lstat(break_path)
+        if st.st_mtime > mtime_before or st.st_ino != ino_before:
+            return
+        os.unlink(break_path)
+
+
+    st = os.stat(LOCK)
+    break_stale(LOCK, st.st_mtime, st.st_ino)
+    time.sleep(1)
+    sys.exit(0)
+"""
+
+
+def test_removal_of_a_per_process_break_file_is_not_a_foreign_lock_removal():
+    assert "LCK107" not in codes(BREAK_FILE)
+
+
+def test_module_level_break_file_removal_is_not_lck107():
+    src = """
+        #!/usr/bin/env python3
+        import os
+
+        LOCK = "/var/lib/app/app.lock"
+        aside = LOCK + ".break." + str(os.getpid())
+        os.rename(LOCK, aside)
+        os.unlink(aside)
+    """
+    assert "LCK107" not in codes(src)
+
+
+def test_unconditional_removal_of_another_jobs_lock_is_still_lck107():
+    src = """
+        #!/usr/bin/env python3
+        import os
+
+        os.remove("/var/lock/nightly-backup.lock")
+        print("cleared")
+    """
+    assert ("LCK107", 4) in found(src)
+
+
+# --------------------------------------------------------------------------- LCK405
+
+POLLED_CHILD = """
+    #!/usr/bin/env python3
+    import fcntl
+    import subprocess
+    import sys
+    import time
+
+    with open("/var/lib/mirror/mirror.lock", "a") as lk:
+        try:
+            fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.exit(75)
+        p = subprocess.Popen(["rsync", "-a", "src/", "dst/"], close_fds=False)
+        while p.poll() is None:
+            time.sleep(1)
+        sys.exit(p.returncode)
+"""
+
+
+def test_child_waited_for_with_a_poll_loop_is_not_background_work():
+    assert "LCK405" not in codes(POLLED_CHILD)
+
+
+def test_child_polled_once_is_still_background_work():
+    src = """
+        #!/usr/bin/env python3
+        import fcntl
+        import subprocess
+        import sys
+
+        with open("/var/lib/mirror/mirror.lock", "a") as lk:
+            try:
+                fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                sys.exit(75)
+            p = subprocess.Popen(["rsync", "-a", "src/", "dst/"], close_fds=False)
+            if p.poll() is not None:
+                print("rsync ended at once")
+    """
+    assert ("LCK405", 11) in found(src)
+
+
+# --------------------------------------------------------------------------- SoftFileLock
+
+
+def test_soft_file_lock_constructed_but_never_acquired_is_not_a_lock():
+    src = """
+        import pytest
+        from filelock import SoftFileLock
+
+
+        def test_policy_rejected(tmp_path):
+            with pytest.raises(ValueError):
+                SoftFileLock(str(tmp_path / "a"), context_error_policy="explode")
+
+
+        def test_singleton(tmp_path):
+            lock1 = SoftFileLock(tmp_path / "test.lock", is_singleton=True, lifetime=10.0)
+            assert lock1.lifetime == 10.0
+    """
+    assert "LCK101" not in codes(src)
+
+
+def test_acquire_of_another_functions_variable_is_not_this_soft_lock():
+    src = """
+        from filelock import FileLock, SoftFileLock
+
+
+        def describe(tmp_path):
+            lock = SoftFileLock(tmp_path / "a")
+            return repr(lock.lock_file)
+
+
+        def run(tmp_path):
+            lock = FileLock(tmp_path / "b.lock")
+            lock.acquire()
+            lock.release()
+    """
+    assert "LCK101" not in codes(src)
+
+
+def test_soft_file_lock_acquired_is_still_lck101():
+    src = """
+        #!/usr/bin/env python3
+        from filelock import SoftFileLock, Timeout
+        import sys
+
+        lock = SoftFileLock("/var/lib/app/app.lock", timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            sys.exit(75)
+        try:
+            print("work")
+        finally:
+            lock.release()
+    """
+    assert ("LCK101", 7) in found(src)  # the acquire
+
+
+def test_soft_file_lock_handed_out_by_a_factory_is_still_lck101():
+    src = """
+        from filelock import SoftFileLock
+
+
+        def job_lock():
+            return SoftFileLock("/var/lib/app/app.lock")
+
+
+        with job_lock():
+            print("work")
+    """
+    assert "LCK101" in codes(src)
+
+
+# --------------------------------------------------------------------------- LCK106
+
+
+def test_cache_file_expired_by_age_is_not_a_stale_lock_breaker():
+    src = """
+        #!/usr/bin/env python3
+        import json
+        import os
+        import time
+
+        cache_file = "/var/cache/app/negative.json"
+        if os.path.exists(cache_file):
+            if os.path.getmtime(cache_file) > time.time() - 3600:
+                with open(cache_file) as f:
+                    print(json.load(f))
+            else:
+                os.remove(cache_file)
+    """
+    assert "LCK106" not in codes(src)
+
+
+def test_lock_removed_by_age_is_still_lck106():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import sys
+        import time
+
+        LOCK = "/var/lib/app/app.lock"
+        if os.path.exists(LOCK) and time.time() - os.path.getmtime(LOCK) > 3600:
+            os.remove(LOCK)
+        try:
+            fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            sys.exit(75)
+    """
+    assert ("LCK106", 8) in found(src)
+
+
+# --------------------------------------------------------------------------- LCK101 ensure-dir
+
+
+def test_eexist_and_isdir_accepted_is_an_ensure_dir_helper():
+    src = """
+        import errno
+        import os
+
+
+        def mkdir_p(path):
+            try:
+                os.makedirs(path)
+                return path
+            except OSError as e:
+                if e.errno == errno.EEXIST and os.path.isdir(path):
+                    return path
+                raise
+
+
+        mkdir_p(os.environ["DATA_DIR"])
+    """
+    assert "LCK101" not in codes(src)
+
+
+def test_checked_makedirs_inside_a_broad_error_handler_is_not_a_lock():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import shutil
+        import sys
+
+
+        def main():
+            for index in range(3):
+                try:
+                    run_case(index)
+                    topdir = "testcases"
+                    if index == 1 and os.path.isdir(topdir):
+                        shutil.rmtree(topdir)
+                    if not os.path.isdir(topdir):
+                        os.makedirs(topdir)
+                    shutil.copytree("/tmp/case", os.path.join(topdir, str(index)))
+                except Exception as e:
+                    print("ERROR", e)
+                    sys.exit(1)
+
+
+        def run_case(i):
+            print(i)
+
+
+        if __name__ == "__main__":
+            main()
+    """
+    assert not {"LCK101", "LCK202", "LCK501"} & codes(src)
+
+
+def test_mkdir_lock_with_generic_handler_and_exit_is_still_lck101():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import sys
+
+        LOCK = "/var/lib/app/run.lock"
+        try:
+            os.mkdir(LOCK)
+        except OSError:
+            print("busy")
+            sys.exit(75)
+        try:
+            print("work")
+        finally:
+            os.rmdir(LOCK)
+    """
+    assert ("LCK101", 7) in found(src)
+
+
+# --------------------------------------------------------------------------- LCK103
+
+
+def test_config_written_unless_identical_is_not_check_then_create():
+    src = """
+        import os
+
+        RULES = "/etc/udev/rules.d/99-app-%s.rules"
+
+
+        class Helper:
+            def save(self, user, lines):
+                if os.path.exists(RULES % user):
+                    with open(RULES % user) as f:
+                        if f.readlines() == lines:
+                            return False
+                with open(RULES % user, "w") as f:
+                    f.writelines(lines)
+                return True
+
+            def delete(self, user):
+                os.remove(RULES % user)
+    """
+    assert not {"LCK103", "LCK202"} & codes(src)
+
+
+def test_pid_file_checked_for_a_live_holder_is_still_check_then_create():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import sys
+
+        PIDFILE = "/var/run/app/app.pid"
+        if os.path.exists(PIDFILE):
+            with open(PIDFILE) as f:
+                pid = int(f.read())
+            if os.path.exists("/proc/%d" % pid):
+                sys.exit(75)
+        with open(PIDFILE, "w") as f:
+            f.write(str(os.getpid()))
+        try:
+            print("work")
+        finally:
+            os.remove(PIDFILE)
+    """
+    assert "LCK103" in codes(src)
