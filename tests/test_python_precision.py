@@ -425,3 +425,77 @@ def test_pid_file_checked_for_a_live_holder_is_still_check_then_create():
             os.remove(PIDFILE)
     """
     assert "LCK103" in codes(src)
+
+
+# --------------------------------------------------------------------------- signal handlers
+
+SIGTERM_RELEASE = """
+    #!/usr/bin/env python3
+    import os
+    import signal
+    import sys
+
+    LOCK = "/var/lib/app/app.lock"
+
+
+    def on_term(signum, frame):
+        os.rmdir(LOCK)
+        sys.exit(143)
+
+
+    try:
+        os.mkdir(LOCK)
+    except FileExistsError:
+        sys.exit(75)
+    signal.signal(signal.SIGTERM, on_term)
+    print("work")
+    os.rmdir(LOCK)
+"""
+
+
+def test_sigterm_handler_removing_the_lock_is_a_trap_release():
+    facts, findings = analyze_text(
+        "/srv/jobs/job.py", textwrap.dedent(SIGTERM_RELEASE).lstrip("\n"), "python"
+    )
+    traps = [r for r in facts.removals if r.via == "trap"]
+    assert [(r.span.line, r.hook_span.line) for r in traps] == [(10, 18)]
+    assert traps[0].conditional
+    # a SIGTERM handler does not cover an exception: the release is still not on every exit
+    assert ("LCK202", 15) in [(f.code, f.span.line) for f in findings]
+
+
+def test_lambda_signal_handler_removing_a_lock_is_not_an_unconditional_removal():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import signal
+        import time
+
+        signal.signal(signal.SIGTERM, lambda *a: os.remove("/var/lock/other-job.lock"))
+        time.sleep(60)
+    """
+    facts, findings = analyze_text("/srv/jobs/job.py", textwrap.dedent(src).lstrip("\n"), "python")
+    assert [r.via for r in facts.removals] == ["trap"]
+    assert "LCK107" not in {f.code for f in findings}
+
+
+def test_atexit_lambda_release_covers_every_exit():
+    src = """
+        #!/usr/bin/env python3
+        import atexit
+        import os
+        import sys
+
+        LOCK = "/var/lib/app/app.lock"
+        try:
+            os.mkdir(LOCK)
+        except FileExistsError:
+            sys.exit(75)
+        atexit.register(lambda: os.rmdir(LOCK))
+        print("work")
+    """
+    facts, findings = analyze_text("/srv/jobs/job.py", textwrap.dedent(src).lstrip("\n"), "python")
+    assert [(r.via, r.hook_span.line) for r in facts.removals] == [("atexit", 11)]
+    got = {f.code for f in findings}
+    assert "LCK101" in got
+    assert "LCK202" not in got

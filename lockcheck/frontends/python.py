@@ -1531,13 +1531,47 @@ class _Analyzer:
                         out[id(f)] = f
         return out
 
+    def _signal_handlers(self) -> dict[int, Any]:
+        """Functions (and lambdas) installed with ``signal.signal(SIG..., handler)`` -> the
+        installing call."""
+        cst = self.cst
+        out: dict[int, Any] = {}
+        for c in self.calls:
+            if not self.is_q(c, "signal.signal") or len(c.args) < 2:
+                continue
+            fn = c.args[1].value
+            if isinstance(fn, cst.Lambda):
+                out[id(fn)] = c
+            elif isinstance(fn, cst.Name) and fn.value in self.funcs:
+                for f in self.funcs[fn.value]:
+                    out[id(f)] = c
+            elif isinstance(fn, cst.Attribute) and not (self.qname(fn) or "").startswith("signal."):
+                for f in self.funcs.get(fn.attr.value, []):
+                    out[id(f)] = c
+        return out
+
     def _removal_context(self, call: Any, r: Removal) -> None:
         cst = self.cst
         if not hasattr(self, "_atexit_map"):
             self._atexit_map = self._atexit_funcs()
+        if not hasattr(self, "_signal_map"):
+            self._signal_map = self._signal_handlers()
         prev = call
         conditional = False
         for a in self.ancestors(call):
+            if isinstance(a, cst.Lambda):
+                reg = self._signal_map.get(id(a))
+                arg = self.up(a)
+                owner = self.up(arg) if isinstance(arg, cst.Arg) else None
+                if reg is not None:
+                    r.via = "trap"
+                    r.hook_span = self.span(reg)
+                elif owner is not None and self.is_q(owner, "atexit.register"):
+                    r.via = "atexit"  # atexit.register(lambda: os.remove(L))
+                    r.hook_span = self.span(owner)
+                    break
+                conditional = True  # runs when (if ever) the lambda is called
+                break
             if isinstance(a, cst.Finally):
                 r.via = "finally"
                 r.hook_span = self.span(self.up(a))
@@ -1553,9 +1587,13 @@ class _Analyzer:
                 reg = self._atexit_map.get(id(a))
                 cls = self.class_of(a)
                 name = a.name.value
+                sig = self._signal_map.get(id(a))
                 if reg is not None:
                     r.via = "atexit"
                     r.hook_span = self.span(reg)
+                elif sig is not None:
+                    r.via = "trap"
+                    r.hook_span = self.span(sig)
                 elif name == "__exit__" and cls is not None:
                     r.via = "exit-method"
                 elif (
