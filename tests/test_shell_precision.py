@@ -611,3 +611,17 @@ def test_flock_in_substitution_with_basename_suffix():
     facts, findings = run(src)
     assert ("LCK502", 2) in {(f.code, f.span.line) for f in findings}
     assert [p.kind for p in facts.acquires[0].path.parts][1] is PartKind.SCRIPT_NAME
+
+
+def test_return_0_from_a_lock_helper_skips_its_work():
+    src = """
+        #!/bin/sh
+        do_sync() {
+            mkdir /srv/jobs/sync.d 2>/dev/null || return 0
+            rsync -a /src /dst
+            rmdir /srv/jobs/sync.d
+        }
+        do_sync
+        report
+    """
+    assert ("LCK101", 3) in hits(src)

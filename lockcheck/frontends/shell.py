@@ -2189,21 +2189,24 @@ class _Analyzer:
             and not br.fallthrough
             and (acq.busy is None or (acq.busy.status in (0, 75) and self._branch_exits(br)))
         )
-        strong = pos.retry or skipping
-        weak = not strong and mechanism in ("mkdir", "ln", "noclobber >")
+        ret = (
+            re.match(r"\s*(?:\{\s*)?return(?:\s+(\d+))?\s*(?:[;}]|$)", _txt(br.stmts[0][0]))
+            if br is not None and not br.fallthrough and br.stmts
+            else None
+        )
         if (
-            weak
-            and br is not None
-            and not br.fallthrough
-            and br.stmts
-            and re.match(r"\s*(?:\{\s*)?return\b", _txt(br.stmts[0][0]))
+            ret is not None
+            and (ret.group(1) is None or int(ret.group(1)) not in (0, 75))
             and (acq.busy is None or not acq.busy.ends_run)
+            and mechanism in ("mkdir", "ln", "noclobber >")
             and not lockish_text(path.render().rsplit("/", 1)[-1])
         ):
             # `ln -s "$cached" "$f" || return 1` in a helper whose caller falls back to other
             # work: an error return, not a busy branch
             self.facts.created.append(path)
             return None
+        strong = pos.retry or skipping
+        weak = not strong and mechanism in ("mkdir", "ln", "noclobber >")
         if (
             self.facts.init_script
             and lockish_text(path.render())
