@@ -625,3 +625,40 @@ def test_return_0_from_a_lock_helper_skips_its_work():
         report
     """
     assert ("LCK101", 3) in hits(src)
+
+
+def test_work_directory_cleared_then_made_under_set_e():
+    src = """
+        #!/bin/sh -eu
+        rm -rf buildtmp
+        mkdir buildtmp
+        meson setup buildtmp
+        ninja -C buildtmp install
+        rm -rf buildtmp
+    """
+    facts, findings = run(src)
+    assert findings == [] and not facts.acquires
+
+
+def test_ignored_failure_and_forced_link_are_not_locks():
+    src = """
+        #!/bin/sh
+        mkdir ./tmp/ ||:
+        mv defaults ./tmp/ || true
+        ln -sf "$srcdir/x" /srv/app/current || die "cannot link"
+        rm -rf ./tmp /srv/app/current
+    """
+    facts, findings = run(src)
+    assert findings == [] and not facts.acquires
+
+
+def test_set_e_mkdir_released_at_the_end_is_a_lock():
+    src = """
+        #!/bin/sh
+        set -e
+        mkdir /srv/jobs/nightly.d
+        run_nightly
+        rmdir /srv/jobs/nightly.d
+    """
+    h = hits(src)
+    assert ("LCK101", 3) in h and ("LCK202", 3) in h

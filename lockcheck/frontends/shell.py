@@ -323,6 +323,7 @@ class _Analyzer:
         self.cut: int | None = None
         self.live_seen: dict = {}
         self._openwrt: bool | None = None
+        self.clearing: list[tuple[int, str]] = []  # unconditional removals (order, key)
         self.signalled: set[tuple[str, str]] = set()  # (function, pid file) sent a signal
         self._trap_dquoted = False
         self.subshells: list[Pos] = []
@@ -2189,6 +2190,14 @@ class _Analyzer:
             and not br.fallthrough
             and (acq.busy is None or (acq.busy.status in (0, 75) and self._branch_exits(br)))
         )
+        if (
+            br is not None
+            and not br.fallthrough
+            and br.stmts
+            and all(_txt(n).strip() in (":", "true") for n, _ in br.stmts)
+        ):
+            self.facts.created.append(path)  # `mkdir D ||:`: the failure is ignored
+            return None
         ret = (
             re.match(r"\s*(?:\{\s*)?return(?:\s+(\d+))?\s*(?:[;}]|$)", _txt(br.stmts[0][0]))
             if br is not None and not br.fallthrough and br.stmts
@@ -2319,6 +2328,9 @@ class _Analyzer:
         if len(ops) < 2:
             return
         path = self.resolve(ops[-1])
+        if any(re.fullmatch(r"-\w*f\w*|--force", _txt(a)) for a in args):
+            self.facts.created.append(path)  # ln -f replaces the name: it never fails on it
+            return
         if self.maybe_probe(cmd, path, pos, None):
             return
         if pos.tested or self._status_tested_next(pos):
@@ -2648,6 +2660,8 @@ class _Analyzer:
             self.trap_keys.add(key)
         else:
             self.direct_removals.append((self.order, key))
+            if not conditional and not stale:
+                self.clearing.append((self.order, key))
             # an existence lock released: background children after this are fine
             released = {i for i in self.held if self.acq_keys[i] == key}
             if released:
@@ -3314,7 +3328,10 @@ class _Analyzer:
             key = path.key()
             # removed again after it is made (a removal before it clears the way for a fresh
             # output directory: `rm -rf out; mkdir out`)
-            if self._removed_after(key, order) or lockish_text(path.render().rsplit("/", 1)[-1]):
+            lockish = lockish_text(path.render().rsplit("/", 1)[-1])
+            if not lockish and self._cleared_before(key, order):
+                continue
+            if self._removed_after(key, order) or lockish:
                 acq = Acquire(LockKind.EXISTENCE, "mkdir", path, self.span(cmd))
                 acq.busy = BusyBranch(self.span(cmd), True, 1, self.durable_global)
                 idx = self.add_acquire(acq)
@@ -3337,7 +3354,10 @@ class _Analyzer:
             if i in self.weak:
                 k = a.path.key() if a.path else ""
                 removed = self._removed_after(k, self.acq_order[i])
-                if not removed and not lockish_text(k.rsplit("/", 1)[-1]):
+                lockish = lockish_text(k.rsplit("/", 1)[-1])
+                if not lockish and self._cleared_before(k, self.acq_order[i]):
+                    continue
+                if not removed and not lockish:
                     continue
             if a.check_then_create:
                 k = a.path.key() if a.path else ""
@@ -3418,6 +3438,11 @@ class _Analyzer:
                 hooks_seen[(ev.span.start, key)] = hook
                 self.facts.hooks.append(hook)
         self.facts.backgrounds.extend(self.pending_bg)
+
+    def _cleared_before(self, key: str, order: int) -> bool:
+        """The script removes the name unconditionally before making it (`rm -rf out; mkdir
+        out`): a fresh work directory; a lock is never cleared by the run that takes it."""
+        return any(o < order and _covers(k, key) for o, k in self.clearing)
 
     def _removed_after(self, key: str, order: int) -> bool:
         """The name is removed again after it is made: later in the run or by an EXIT trap (a
