@@ -499,3 +499,16 @@ def test_atexit_lambda_release_covers_every_exit():
     got = {f.code for f in findings}
     assert "LCK101" in got
     assert "LCK202" not in got
+
+
+# --------------------------------------------------------------------------- LCK000
+
+
+def test_zip_application_is_not_a_syntax_error():
+    text = "#!/usr/bin/env python\n# a zipped Python application\nPK\x03\x04\x14\x00\x00\x00lock"
+    assert analyze_text("/srv/jobs/app.pyz", text, "python")[1] == []
+
+
+def test_null_byte_in_source_is_still_lck000():
+    text = "#!/usr/bin/env python3\nimport fcntl\nx = 1\x00\n"
+    assert [f.code for f in analyze_text("/srv/jobs/job.py", text, "python")[1]] == ["LCK000"]

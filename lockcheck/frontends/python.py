@@ -137,6 +137,8 @@ def _analyse(facts: FileFacts) -> None:
             )
         return
 
+    if ast_error is not None and "null bytes" in ast_error[1] and "PK\x03\x04" in text:
+        return  # a zip application (shebang + zip archive): Python runs it; it is not source
     if ast_error is not None:
         facts.comments = _comments(text)
     if ast_error is not None and not _libcst_safe(text, ast_error[1]):
