@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from lockcheck.engine import analyze_text
+from lockcheck.frontends import shell
 from lockcheck.model import PartKind
 
 
@@ -662,3 +663,13 @@ def test_set_e_mkdir_released_at_the_end_is_a_lock():
     """
     h = hits(src)
     assert ("LCK101", 3) in h and ("LCK202", 3) in h
+
+
+def test_high_plane_characters_do_not_crash_the_parser():
+    # tree-sitter-bash 0.25 reads out of bounds on `{` followed by U+F1862 (a segfault)
+    for cp in (0xF1862, 0x10FFFF, 0xE0067, 0x52000):
+        text = "#!/bin/sh\n{" + chr(cp) + "\nmkdir /srv/a.lock || exit 0 # " + chr(cp) + "\n"
+        facts = shell.parse("fuzz.sh", text)
+        assert not any("internal error" in e.message for e in facts.parse_errors)
+        assert [a.span.line for a in facts.acquires] == [3]
+        assert shell.tree_sitter_source(text).count(b"{") == 1

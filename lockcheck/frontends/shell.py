@@ -53,7 +53,24 @@ _CONSEQUENCE = re.compile(
 # functions that stop or report on a service: a liveness test there is not a lock decision
 _STOP_WORDS = {"STOP", "STATUS", "KILL", "TERMINATE", "SHUTDOWN", "HALT"}
 _RUNS_OTHER_SCRIPT = re.compile(r"#![ \t]*\S*/(?:sh|bash|dash|ksh|mksh|ash)[ \t]+[^-\s]")
+_HIGH_PLANES = re.compile(
+    rb"\xf0[\xb0-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
 _BATS_TEST = re.compile(rb"(?m)^([ \t]*)@test[ \t][^\n]*\{[ \t]*$")
+
+
+def tree_sitter_source(text: str) -> bytes:
+    """The bytes to give tree-sitter-bash for ``text``: UTF-8 (undecodable bytes kept), with
+    code points above U+2FFFF replaced by a harmless 4-byte character (same offsets):
+    tree-sitter-bash 0.25 reads out of bounds on some of them (`{` then U+F1862 segfaults).
+    Anything else that parses shell text with tree-sitter should use this too."""
+    try:
+        src = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        src = text.encode("utf-8", "surrogatepass")
+    if len(src) != len(text):
+        src = _HIGH_PLANES.sub("\U0001f600".encode(), src)
+    return src
 
 
 def _bash_accepts(src: bytes, bats: bool = False) -> bool:
@@ -277,10 +294,7 @@ class _Analyzer:
     def __init__(self, path: str, text: str) -> None:
         self.text = text
         self.facts = FileFacts(path=path, language="shell", text=text)
-        try:
-            self.src = text.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:
-            self.src = text.encode("utf-8", "surrogatepass")
+        self.src = tree_sitter_source(text)
         self.ascii = len(self.src) == len(text)
         self._b2c: list[int] | None = None
         self._line_starts: list[int] | None = None
