@@ -673,3 +673,18 @@ def test_high_plane_characters_do_not_crash_the_parser():
         assert not any("internal error" in e.message for e in facts.parse_errors)
         assert [a.span.line for a in facts.acquires] == [3]
         assert shell.tree_sitter_source(text).count(b"{") == 1
+
+
+def test_unknown_variable_spelled_two_ways_is_one_path():
+    src = """
+        #!/bin/bash
+        while read -r LOCKFILE; do
+            ( set -o noclobber; echo $$ > "$LOCKFILE" ) 2>/dev/null || continue
+            work
+            rm -f "${LOCKFILE}"
+        done < jobs.txt
+    """
+    facts, _ = run(src)
+    # the parts are equal; comparing paths (PathExpr.key) is paths.py's business
+    assert facts.acquires[0].path.parts == facts.removals[0].path.parts
+    assert facts.acquires[0].path.parts[0].value == "${LOCKFILE}"

@@ -1277,7 +1277,7 @@ class _Analyzer:
             v = self.frames[-1].params.get(name)
             if v is None:
                 return (
-                    [Part(PartKind.UNKNOWN)]
+                    [Part(PartKind.UNKNOWN, "${" + name + "}")]
                     if self.frames[-1].params
                     else [Part(PartKind.ARG, name)]
                 )
@@ -1289,11 +1289,13 @@ class _Analyzer:
         if name.isdigit() or name in ("@", "*"):
             return [Part(PartKind.ARG, name)]
         if name in ("?", "#", "!", "-", "_"):
-            return [Part(PartKind.UNKNOWN)]
+            return [Part(PartKind.UNKNOWN, "${" + name + "}")]
         if name in self.env:
             v = self.env[name]
             if v is None:
-                return [Part(PartKind.UNKNOWN)]
+                # a value known only at run time (read, a loop variable): `$f` and `${f}` are
+                # one expression
+                return [Part(PartKind.UNKNOWN, "${" + name + "}")]
             return list(v)
         if name == "HOME":
             return [Part(PartKind.HOME)]
