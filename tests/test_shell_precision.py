@@ -688,3 +688,27 @@ def test_unknown_variable_spelled_two_ways_is_one_path():
     # the parts are equal; comparing paths (PathExpr.key) is paths.py's business
     assert facts.acquires[0].path.parts == facts.removals[0].path.parts
     assert facts.acquires[0].path.parts[0].value == "${LOCKFILE}"
+
+
+def test_openwrt_rc_common_script_is_an_init_script():
+    src = """
+        #!/bin/sh /etc/rc.common
+        START=30
+        PIDFILE=/var/run/svc/svc.pid
+        start() {
+            if [ -s "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
+                echo "already running"
+                exit 0
+            fi
+            /usr/sbin/svc &
+            echo $! > "$PIDFILE"
+        }
+        stop() {
+            kill "$(cat "$PIDFILE")"
+            rm -f "$PIDFILE"
+        }
+    """
+    h = hits(src, "svc.init")
+    # the PID file is a service record; LCK105 in start, LCK108 in stop still apply
+    assert ("LCK105", 5) in h and ("LCK108", 13) in h
+    assert not any(c in ("LCK401", "LCK103", "LCK202", "LCK106") for c, _ in h)

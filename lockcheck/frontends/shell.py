@@ -337,6 +337,7 @@ class _Analyzer:
         self.cut: int | None = None
         self.live_seen: dict = {}
         self._openwrt: bool | None = None
+        self.rc_common = False  # an OpenWrt init script run through /etc/rc.common
         self.clearing: list[tuple[int, str]] = []  # unconditional removals (order, key)
         self.signalled: set[tuple[str, str]] = set()  # (function, pid file) sent a signal
         self._trap_dquoted = False
@@ -443,6 +444,8 @@ class _Analyzer:
         if "### BEGIN INIT INFO" in self.text:
             self.facts.init_script = True
         first = self.text.split("\n", 1)[0]
+        if re.match(r"#!\s*\S+\s+/etc/rc\.common\b", first):
+            self.rc_common = self.facts.init_script = True
         if re.match(r"#!\S*(?:\s+\S*(?:sh|bash|dash|ksh))?(?:\s+-\w+)*\s+-\w*e", first):
             self.set_e = True  # #!/bin/sh -e
         stack = [(root, "")]
@@ -1824,7 +1827,15 @@ class _Analyzer:
         return idx
 
     def in_init_action(self) -> str | None:
-        return self.actions[-1] if self.actions else None
+        if self.actions:
+            return self.actions[-1]
+        if self.rc_common:
+            # OpenWrt's /etc/rc.common calls the script's start()/stop()/start_service()...
+            for f in reversed(self.frames):
+                name = f.name.removesuffix("_service")
+                if name in ("start", "stop", "restart", "reload", "status", "boot", "shutdown"):
+                    return name
+        return None
 
     # ------------------------------------------------------------------ busy branches
     def busy_of(self, pos: Pos, acq_node, fail_status: int) -> BusyBranch | None:
@@ -1861,9 +1872,8 @@ class _Analyzer:
         first = None
         last_simple = None
         stmts = self._flatten(br.stmts[:60] if br.fallthrough else br.stmts)
-        lsb = bool(
-            self.facts.init_script and self.actions and "start" in self.actions[-1].split("|")
-        )
+        action = self.in_init_action() if self.facts.init_script else None
+        lsb = bool(action and "start" in action.split("|"))
         for node, _bg in stmts:
             if first is None:
                 first = node
