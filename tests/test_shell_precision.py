@@ -712,3 +712,33 @@ def test_openwrt_rc_common_script_is_an_init_script():
     # the PID file is a service record; LCK105 in start, LCK108 in stop still apply
     assert ("LCK105", 5) in h and ("LCK108", 13) in h
     assert not any(c in ("LCK401", "LCK103", "LCK202", "LCK106") for c, _ in h)
+
+
+def test_directory_filled_or_entered_after_mkdir_is_a_work_directory():
+    src = """
+        #!/usr/bin/env bash
+        set -eux
+        bad_dir="${OUTPUT_DIR}/ansi[ble"
+        mkdir "${bad_dir}"
+        cp -a "${lib_path}" "${bad_dir}"
+        PYTHONPATH="${bad_dir}/lib" ansible -m ping localhost
+        rm -rf "${bad_dir}"
+        mkdir git && cd git && git init
+        cd .. && rm -rf git
+    """
+    facts, findings = run(src)
+    assert findings == [] and not facts.acquires
+
+
+def test_lock_directory_holding_a_pid_is_still_a_lock():
+    src = """
+        #!/bin/sh
+        set -e
+        LOCKD=/srv/jobs/nightly.d
+        mkdir "$LOCKD"
+        echo $$ > "$LOCKD/pid"
+        run_nightly
+        rm -rf "$LOCKD"
+    """
+    h = hits(src)
+    assert ("LCK101", 4) in h and ("LCK202", 4) in h

@@ -3357,6 +3357,8 @@ class _Analyzer:
             lockish = lockish_text(path.render().rsplit("/", 1)[-1])
             if not lockish and self._cleared_before(key, order):
                 continue
+            if not lockish and self._work_dir(path, self._c(cmd.end_byte)):
+                continue
             if self._removed_after(key, order) or lockish:
                 acq = Acquire(LockKind.EXISTENCE, "mkdir", path, self.span(cmd))
                 acq.busy = BusyBranch(self.span(cmd), True, 1, self.durable_global)
@@ -3382,6 +3384,13 @@ class _Analyzer:
                 removed = self._removed_after(k, self.acq_order[i])
                 lockish = lockish_text(k.rsplit("/", 1)[-1])
                 if not lockish and self._cleared_before(k, self.acq_order[i]):
+                    continue
+                if (
+                    not lockish
+                    and a.mechanism == "mkdir"
+                    and a.path is not None
+                    and self._work_dir(a.path, a.span.end)
+                ):
                     continue
                 if not removed and not lockish:
                     continue
@@ -3464,6 +3473,37 @@ class _Analyzer:
                 hooks_seen[(ev.span.start, key)] = hook
                 self.facts.hooks.append(hook)
         self.facts.backgrounds.extend(self.pending_bg)
+
+    _TRIVIAL = {
+        "rm", "rmdir", "unlink", "echo", "printf", "trap", "[", "[[", "test", "mkdir", "cat",
+        "kill", "read", "if", "elif", "while", "until", "local", "export", "return", "exit",
+        "logger", "log", ":", "true", "false", "chmod", "chown", "touch",
+    }  # fmt: skip
+
+    def _work_dir(self, path: PathExpr, start: int) -> bool:
+        """The directory made at ``start`` is filled or entered by later commands (`cd D`,
+        `cp x D`, `tar -C D`, `tool -p ./D`): a work directory, not a lock (a lock directory
+        is only tested, written a PID into and removed)."""
+        t = path.text.strip("\"'")
+        m = re.fullmatch(r"\$\{?(\w+)\}?(/?)", t)
+        if m:
+            pat = r"\$\{?" + re.escape(m.group(1)) + r"\b(?!\}?/[\w.-]*pid)"
+        elif t and re.fullmatch(r"[\w./-]+", t):
+            pat = (
+                r"(?<![\w/.-])(?:\./)?" + re.escape(t.removeprefix("./").rstrip("/")) + r"(?![\w-])"
+            )
+        else:
+            return False
+        rx = re.compile(pat)
+        for line in self.text[start:].split("\n")[1:200]:
+            code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
+            if not rx.search(code):
+                continue
+            words = re.findall(r"[^\s;&|()]+", code)
+            first = next((w for w in words if "=" not in w), "")
+            if first.rsplit("/", 1)[-1] not in self._TRIVIAL:
+                return True
+        return False
 
     def _cleared_before(self, key: str, order: int) -> bool:
         """The script removes the name unconditionally before making it (`rm -rf out; mkdir
