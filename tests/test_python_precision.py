@@ -512,3 +512,49 @@ def test_zip_application_is_not_a_syntax_error():
 def test_null_byte_in_source_is_still_lck000():
     text = "#!/usr/bin/env python3\nimport fcntl\nx = 1\x00\n"
     assert [f.code for f in analyze_text("/srv/jobs/job.py", text, "python")[1]] == ["LCK000"]
+
+
+# --------------------------------------------------------------------------- LCK405 lists
+
+POOL_OF_CHILDREN = """
+    #!/usr/bin/env python3
+    import fcntl
+    import multiprocessing
+    import subprocess
+    import sys
+
+
+    def work(i):
+        print(i)
+
+
+    if __name__ == "__main__":
+        with open("/var/lib/app/app.lock", "a") as lk:
+            try:
+                fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                sys.exit(75)
+            procs = [multiprocessing.Process(target=work, args=(i,)) for i in range(4)]
+            for p in procs:
+                p.start()
+            for p in procs:
+                p.join()
+            children = []
+            for host in ("a", "b"):
+                children.append(subprocess.Popen(["ping", "-c1", host], close_fds=False))
+            rcs = [c.wait() for c in children]
+            sys.exit(max(rcs))
+"""
+
+
+def test_children_kept_in_a_list_and_joined_in_a_loop_are_waited_for():
+    assert "LCK405" not in codes(POOL_OF_CHILDREN)
+
+
+def test_children_kept_in_a_list_and_never_joined_are_background_work():
+    src = POOL_OF_CHILDREN.replace(
+        "            for p in procs:\n                p.join()\n", ""
+    ).replace("            rcs = [c.wait() for c in children]\n", "            rcs = [0]\n")
+    got = found(src)
+    assert ("LCK405", 18) in got
+    assert ("LCK405", 23) in got

@@ -2882,14 +2882,23 @@ class _Analyzer:
         var = None
         if isinstance(par, cst.Assign) and len(par.targets) == 1:
             var = par.targets[0].target
-        if var is None:
+        box = self._container_of(call, var)
+        if var is None and box is None:
             return False
         for c in self.calls:
             if self.off(c) <= self.off(call):
                 continue
             m = self.method(c)
-            if m in ("wait", "communicate", "join") and self._same_ref(c.func.value, var):
-                return True
+            if m in ("wait", "communicate", "join") and var is not None:
+                if self._same_ref(c.func.value, var):
+                    return True
+            if m in ("wait", "communicate", "join") and box is not None:
+                # procs = [Process(...) ...]; for p in procs: p.join()
+                recv = c.func.value
+                if isinstance(recv, cst.Name) and self._iterates(c, recv.value, box):
+                    return True
+            if var is None:
+                continue
             # `while p.poll() is None: sleep()` (or a poll in a loop's body) waits too
             if (
                 m == "poll"
@@ -2897,6 +2906,60 @@ class _Analyzer:
                 and any(isinstance(a, cst.While) for a in self.ancestors(c))
             ):
                 return True
+        return False
+
+    def _container_of(self, call: Any, var: Any) -> str | None:
+        """The name of the list the child is kept in: ``procs = [Popen(...) for ...]``,
+        ``procs.append(Popen(...))`` or ``p = Popen(...); procs.append(p)``."""
+        cst = self.cst
+        node = call
+        for _ in range(4):
+            par = self.up(node)
+            if isinstance(par, (cst.ListComp, cst.List, cst.Tuple, cst.Element, cst.GeneratorExp)):
+                node = par
+                continue
+            if isinstance(par, cst.Assign) and node is not call and len(par.targets) == 1:
+                t = par.targets[0].target
+                return t.value if isinstance(t, cst.Name) else None
+            if isinstance(par, cst.Arg):
+                owner = self.up(par)
+                if isinstance(owner, cst.Call) and self.method(owner) == "append":
+                    recv = owner.func.value
+                    return recv.value if isinstance(recv, cst.Name) else None
+            break
+        if isinstance(var, cst.Name):
+            for c in self.calls:
+                if (
+                    self.off(c) > self.off(call)
+                    and self.method(c) == "append"
+                    and c.args
+                    and isinstance(c.args[0].value, cst.Name)
+                    and c.args[0].value.value == var.value
+                    and isinstance(c.func.value, cst.Name)
+                ):
+                    return c.func.value.value
+        return None
+
+    def _iterates(self, node: Any, name: str, box: str) -> bool:
+        """``node`` runs in a loop (or comprehension) whose target ``name`` walks ``box``."""
+        cst = self.cst
+        for a in self.ancestors(node):
+            loops = []
+            if isinstance(a, cst.For):
+                loops = [a]
+            elif isinstance(a, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                f = a.for_in
+                while f is not None:
+                    loops.append(f)
+                    f = f.inner_for_in
+            for lp in loops:
+                if (
+                    isinstance(lp.target, cst.Name)
+                    and lp.target.value == name
+                    and isinstance(lp.iter, cst.Name)
+                    and lp.iter.value == box
+                ):
+                    return True
         return False
 
     # other files ---------------------------------------------------------------------------
