@@ -742,3 +742,16 @@ def test_lock_directory_holding_a_pid_is_still_a_lock():
     """
     h = hits(src)
     assert ("LCK101", 4) in h and ("LCK202", 4) in h
+
+
+def test_conditional_removal_in_an_exit_handler_is_not_foreign():
+    src = """
+        #!/bin/bash
+        on_exit() {
+            [[ -n "${lockfile:-}" && -e "$lockfile" ]] && rm -f "$lockfile"
+            rm -f /tmp/other.lock
+        }
+        trap on_exit EXIT
+    """
+    h = hits(src)
+    assert ("LCK107", 4) in h and ("LCK107", 3) not in h

@@ -337,6 +337,7 @@ class _Analyzer:
         self.cut: int | None = None
         self.live_seen: dict = {}
         self._openwrt: bool | None = None
+        self.trap_depth = 0  # cond_depth where the trap being walked was installed
         self.rc_common = False  # an OpenWrt init script run through /etc/rc.common
         self.clearing: list[tuple[int, str]] = []  # unconditional removals (order, key)
         self.signalled: set[tuple[str, str]] = set()  # (function, pid file) sent a signal
@@ -2663,7 +2664,8 @@ class _Analyzer:
             ):
                 stale = guard
         if self.in_trap:
-            conditional = False
+            # a trap runs on every exit: only a test inside the trap makes it conditional
+            conditional = pos.tested or self.cond_depth > self.trap_depth
         drop = self.drop_fix(cmd, operand, nops)
         rm = Removal(
             path,
@@ -3159,6 +3161,7 @@ class _Analyzer:
         self.trap_keys = set()
         saved = (self.in_trap, self.cond_depth, self.stale, self.offmap)
         self.in_trap = True
+        self.trap_depth = self.cond_depth
         self.stale = None
         removals_before = len(self.facts.removals)
         self._trap_only_removal = False
