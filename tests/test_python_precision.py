@@ -558,3 +558,96 @@ def test_children_kept_in_a_list_and_never_joined_are_background_work():
     got = found(src)
     assert ("LCK405", 18) in got
     assert ("LCK405", 23) in got
+
+
+# --------------------------------------------------------------------------- LCK101 idioms
+
+
+def test_search_for_a_free_name_is_not_a_lock():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import random
+
+
+        def unique_output(base):
+            while True:
+                name = "%s.%06d" % (base, random.randint(0, 999999))
+                try:
+                    fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                except FileExistsError:
+                    continue
+                return os.fdopen(fd, "w")
+
+
+        with unique_output("/srv/reports/report") as fh:
+            fh.write("x")
+    """
+    assert "LCK101" not in codes(src)
+
+
+def test_retry_loop_on_a_fixed_lock_name_is_still_lck101():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import time
+
+        LOCK = "/var/lib/app/app.lock"
+        while True:
+            try:
+                os.mkdir(LOCK)
+                break
+            except FileExistsError:
+                time.sleep(5)
+                continue
+        try:
+            print("work")
+        finally:
+            os.rmdir(LOCK)
+    """
+    assert ("LCK101", 8) in found(src)
+
+
+def test_work_dir_cleared_and_recreated_on_clash_is_not_a_lock():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import shutil
+        import subprocess
+        import sys
+
+        workdir = os.path.join("/srv/build", sys.argv[1])
+        try:
+            os.mkdir(workdir)
+        except FileExistsError:
+            shutil.rmtree(workdir)
+            os.mkdir(workdir)
+        subprocess.check_call(["make", "-C", workdir])
+    """
+    assert not {"LCK101", "LCK202"} & codes(src)
+
+
+def test_stale_lock_taken_over_after_an_age_test_is_still_a_lock():
+    src = """
+        #!/usr/bin/env python3
+        import os
+        import sys
+        import time
+
+        LOCK = "/var/lib/app/app.lock"
+        try:
+            os.mkdir(LOCK)
+        except FileExistsError:
+            if time.time() - os.path.getmtime(LOCK) > 3600:
+                os.rmdir(LOCK)
+                os.mkdir(LOCK)
+            else:
+                sys.exit(75)
+        try:
+            print("work")
+        finally:
+            os.rmdir(LOCK)
+    """
+    got = found(src)
+    assert ("LCK101", 8) in got
+    assert ("LCK106", 11) in got

@@ -1915,6 +1915,10 @@ class _Analyzer:
             end = self.find_end(stmts)
             if end is not None and self._tolerates_eexist(h, end):
                 continue
+            if end is None and self._recreates(stmts, path):
+                continue  # except FileExistsError: rmtree(d); mkdir(d): the run always goes on
+            if end is not None and end.kind == "loop" and self._renamed_each_pass(pnode, end):
+                continue  # a search for a free name (name recomputed each pass), not a lock
             eexist = any(n.value == "EEXIST" for n in self.descendants(h, cst.Name)) or any(
                 a.attr.value == "EEXIST" for a in self.descendants(h, cst.Attribute)
             )
@@ -1947,6 +1951,46 @@ class _Analyzer:
             self.handled_creates.add(id(c))
             self._acq_nodes[id(acq)] = c
             self.facts.acquires.append(acq)
+
+    def _recreates(self, stmts: list[Any], path: PathExpr | None) -> bool:
+        """The handler removes the existing name unconditionally (no test, no exit) and goes
+        on: the old entry never stops the run, so nothing is excluded."""
+        cst = self.cst
+        if path is None:
+            return False
+        key = self.key(path)
+        removed = False
+        for st in stmts:
+            if not isinstance(st, cst.SimpleStatementLine):
+                return False  # a test or loop in the handler: a judgement, maybe a takeover
+            for c in self.descendants(st, cst.Call):
+                tgt = self.removal_target(c)
+                if tgt is not None and tgt[0] is not None and self.key(tgt[0]) == key:
+                    removed = True
+                elif self.call_q(c) in ("os.kill", "os.killpg"):
+                    return False
+        return removed
+
+    def _renamed_each_pass(self, pnode: Any, end: _Entry) -> bool:
+        """``while True: name = ...; try: create(name) except ...: continue``: the name is
+        assigned anew inside the retried loop."""
+        cst = self.cst
+        if not isinstance(pnode, cst.Name):
+            return False
+        loop = next(
+            (a for a in self.ancestors(end.node) if isinstance(a, (cst.For, cst.While))), None
+        )
+        if loop is None:
+            return False
+        for t in self.descendants(loop.body, cst.AssignTarget):
+            if isinstance(t.target, cst.Name) and t.target.value == pnode.value:
+                return True
+        if isinstance(loop, cst.For):
+            return any(
+                isinstance(n, cst.Name) and n.value == pnode.value
+                for n in self.descendants(loop.target, cst.Name)
+            )
+        return False
 
     def _guarded_by_absence(self, call: Any, path: PathExpr | None) -> bool:
         """``call`` runs only when an ``if not exists(P)`` (isdir, is_dir...) of its own path
