@@ -755,3 +755,27 @@ def test_conditional_removal_in_an_exit_handler_is_not_foreign():
     """
     h = hits(src)
     assert ("LCK107", 4) in h and ("LCK107", 3) not in h
+
+
+def test_once_per_boot_marker_directory_is_not_a_lock():
+    src = """
+        #!/bin/sh
+        marker=/var/run/travelmate/ntp.done
+        if mkdir "$marker" 2>/dev/null; then
+            /etc/init.d/travelmate start
+        fi
+    """
+    facts, findings = run(src)
+    assert findings == [] and not facts.acquires
+
+
+def test_mkdir_gate_released_after_the_work_is_a_lock():
+    src = """
+        #!/bin/sh
+        if mkdir /srv/jobs/sync.lock 2>/dev/null; then
+            rsync -a /src /dst
+            rmdir /srv/jobs/sync.lock
+        fi
+    """
+    h = hits(src)
+    assert ("LCK101", 2) in h and ("LCK202", 2) in h and ("LCK401", 2) in h

@@ -338,7 +338,8 @@ class _Analyzer:
         self.live_seen: dict = {}
         self._openwrt: bool | None = None
         self.trap_depth = 0  # cond_depth where the trap being walked was installed
-        self.rc_common = False  # an OpenWrt init script run through /etc/rc.common
+        self.rc_common = False
+        self.gates: set[int] = set()  # existence locks whose failure just goes on
         self.clearing: list[tuple[int, str]] = []  # unconditional removals (order, key)
         self.signalled: set[tuple[str, str]] = set()  # (function, pid file) sent a signal
         self._trap_dquoted = False
@@ -2252,6 +2253,14 @@ class _Analyzer:
         idx = self.add_acquire(acq)
         if idx is not None and weak:
             self.weak.add(idx)
+        if (
+            idx is not None
+            and br is not None
+            and br.fallthrough
+            and not pos.retry
+            and mechanism in ("mkdir", "ln", "noclobber >")
+        ):
+            self.gates.add(idx)
         if idx is not None:
             self.held.append(idx)
         return idx
@@ -3396,6 +3405,12 @@ class _Analyzer:
                 ):
                     continue
                 if not removed and not lockish:
+                    continue
+            if i in self.gates and a.path is not None:
+                k = a.path.key()
+                if not any(_covers(r, k) for r in removed_keys):
+                    # `if mkdir M; then work; fi` and M never removed: a run-once (or
+                    # once-per-boot) marker, like a never-removed test-then-create marker
                     continue
             if a.check_then_create:
                 k = a.path.key() if a.path else ""
