@@ -779,3 +779,16 @@ def test_mkdir_gate_released_after_the_work_is_a_lock():
     """
     h = hits(src)
     assert ("LCK101", 2) in h and ("LCK202", 2) in h and ("LCK401", 2) in h
+
+
+def test_conditional_switch_off_keeps_the_lock_path():
+    src = """
+        #!/bin/bash
+        LOCKFILE="/srv/acme/lock"
+        [[ -n "${PARAM_NO_LOCK:-}" ]] && LOCKFILE=""
+        ( set -C; date > "${LOCKFILE}" ) 2>/dev/null || exit 1
+        trap 'rm -f "${LOCKFILE}"' EXIT
+    """
+    facts, findings = run(src)
+    assert [a.path.render() for a in facts.acquires] == ["/srv/acme/lock"]
+    assert ("LCK101", 4) in {(f.code, f.span.line) for f in findings}

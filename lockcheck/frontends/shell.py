@@ -1100,6 +1100,12 @@ class _Analyzer:
             return
         self._walk_substitutions(value, pos)
         parts = self.resolve(value).parts
+        if (
+            self.cond_depth > 0
+            and all(p.kind is PartKind.LIT and not p.value for p in parts)
+            and self.env.get(n)
+        ):
+            return  # `[ -n "$NO_LOCK" ] && LOCKFILE=""` switches a value off: keep the value
         self.env[n] = parts
         cmd = self.command_name_of_value(value)
         if cmd:
