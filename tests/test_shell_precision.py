@@ -792,3 +792,29 @@ def test_conditional_switch_off_keeps_the_lock_path():
     facts, findings = run(src)
     assert [a.path.render() for a in facts.acquires] == ["/srv/acme/lock"]
     assert ("LCK101", 4) in {(f.code, f.span.line) for f in findings}
+
+
+def test_skipping_work_while_a_daemon_is_down_is_not_lck105():
+    src = """
+        #!/bin/sh
+        report_event() {
+            if [ ! -s "$MM_PID_FILE" ] || ! kill -0 "$(cat "$MM_PID_FILE")" 2>/dev/null; then
+                return
+            fi
+            mmcli --report-kernel-event="$1"
+        }
+        report_event "add"
+    """
+    assert hits(src) == set()
+
+
+def test_taking_over_from_a_dead_holder_is_lck105():
+    src = """
+        #!/bin/sh
+        P=/srv/run/sync.pid
+        if ! kill -0 "$(cat "$P")" 2>/dev/null; then
+            echo $$ > "$P"
+            rsync -a /src /dst
+        fi
+    """
+    assert ("LCK105", 3) in hits(src)

@@ -50,6 +50,9 @@ _PARSER = None
 _CONSEQUENCE = re.compile(
     r"\b(exit|rm|rmdir|unlink|mkdir|touch|ln)\b|(?<![\d&>])>>?(?![&>])\s*(?!/dev/)"
 )
+_FILE_CHANGE = re.compile(
+    r"\b(rm|rmdir|unlink|mkdir|touch|ln)\b|(?<![\d&>])>>?(?![&>])\s*(?!/dev/)"
+)
 # functions that stop or report on a service: a liveness test there is not a lock decision
 _STOP_WORDS = {"STOP", "STATUS", "KILL", "TERMINATE", "SHUTDOWN", "HALT"}
 _RUNS_OTHER_SCRIPT = re.compile(r"#![ \t]*\S*/(?:sh|bash|dash|ksh|mksh|ash)[ \t]+[^-\s]")
@@ -3048,14 +3051,20 @@ class _Analyzer:
     def _frame_name(self) -> str:
         return self.frames[-1].name if self.frames else ""
 
-    def _liveness_consequential(self, pos: Pos, depth: int) -> bool:
+    def _liveness_consequential(self, pos: Pos, depth: int, dead: Branch | None = None) -> bool:
         """The result of a liveness test leads to a skip/exit or to creating, removing or
         overwriting a file.  A `return` counts when it skips work of the function, or when the
-        caller's use of the function's status does (a status function only reports)."""
+        caller's use of the function's status does (a status function only reports).  Leaving
+        when the process is *dead* (``dead``: that branch) is a check that a daemon is up, not
+        a lock decision: there only creating, removing or overwriting counts."""
         for br in (pos.on_fail, pos.on_success):
             if br is None or (br.fallthrough and not br.stmts):
                 continue
             t = " ".join(_txt(n) for n, _ in (br.stmts[:3] if br.fallthrough else br.stmts))
+            if br is dead:
+                if _FILE_CHANGE.search(t):
+                    return True
+                continue
             if _CONSEQUENCE.search(t):
                 return True
             if not re.search(r"\breturn\b", t):
@@ -3100,7 +3109,10 @@ class _Analyzer:
             # the check is the function's last command: its status is the function's
             pos = fr.pos
         neg = pos.negated ^ negated
-        consequential = pos.tested and self._liveness_consequential(pos, 0)
+        # the branch taken when the process is dead (`!` already swapped the branches; a test
+        # that is true when dead, `[ ! -d /proc/$pid ]`, comes with ``negated``)
+        dead = pos.on_success if negated else pos.on_fail
+        consequential = pos.tested and self._liveness_consequential(pos, 0, dead)
         action = self.in_init_action()
         if action and {"status", "stop"} & set(action.split("|")):
             consequential = False  # reporting, or part of stopping the service (LCK108's)
