@@ -110,8 +110,8 @@ class PathExpr:
     # -- rendering -------------------------------------------------------------------------
     def render(self) -> str:
         """For messages: the resolved path, with ~ for home and ${VAR} for unresolved
-        variables; a path with an unknown part is shown as written."""
-        if self.text and any(p.kind is PartKind.UNKNOWN for p in self.parts):
+        variables; a path with an anonymous unknown part is shown as written."""
+        if self.text and any(p.kind is PartKind.UNKNOWN and not p.value for p in self.parts):
             return self.text.replace('"', "").replace("'", "")
         out = []
         for p in self.parts:
@@ -123,6 +123,8 @@ class PathExpr:
                 out.append("${" + p.value + ":-" + p.default.render() + "}")
             elif p.kind is PartKind.VAR:
                 out.append("${" + p.value + "}")
+            elif p.kind is PartKind.UNKNOWN:
+                out.append(p.value)  # the source text of the unknown part
             else:
                 out.append("<" + p.kind.value + ">")
         return "".join(out)

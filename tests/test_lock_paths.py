@@ -192,3 +192,14 @@ take_lock /var/lock/report.lock
     keys = [(f.code, f.span.line, f.span.col) for f in findings]
     assert ("LCK401", 3) in {(c, line) for c, line, _ in keys}
     assert len(keys) == len(set(keys))
+
+
+def test_one_unresolved_variable_spelled_two_ways_is_one_lock():
+    text = """#!/bin/bash
+LOCKFILE="$(state_dir_for "$1")/mirror.lock"
+exec 9>"$LOCKFILE"
+flock -n 9 || exit 75
+trap 'rm -f "${LOCKFILE}"' EXIT
+rsync -a mirror::pub/ /srv/mirror/
+"""
+    assert ("LCK201", 5) in codes(text)
