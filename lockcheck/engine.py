@@ -37,9 +37,10 @@ def _codes(text: str | None) -> set[str] | None:
     return {c.upper() for c in re.split(r"[\s,]+", text.strip()) if c}
 
 
-def suppressed(facts: FileFacts, finding: Finding) -> bool:
+def suppressed(facts: FileFacts, finding: Finding, disabled: set[str] | None = None) -> bool:
     """noqa at the end of the flagged line; ``lockcheck: disable=`` on the line before;
-    ``lockcheck: disable-file=`` in the first comment block."""
+    ``lockcheck: disable-file=`` in the first comment block (``disabled``: those codes, when
+    the caller has read them already with :func:`file_disabled`)."""
     comments = facts.comments
     line = finding.span.line
     own = comments.get(line)
@@ -54,14 +55,15 @@ def suppressed(facts: FileFacts, finding: Finding) -> bool:
         m = _DISABLE.search(prev)
         if m and finding.code in (_codes(m.group("codes")) or set()):
             return True
-    return finding.code in file_disabled(facts)
+    if disabled is None:
+        disabled = file_disabled(facts)
+    return finding.code in disabled
 
 
 def file_disabled(facts: FileFacts) -> set[str]:
     """Codes disabled by ``# lockcheck: disable-file=`` in the file's first comment block."""
     out: set[str] = set()
-    lines = facts.text.splitlines()
-    for i, raw in enumerate(lines, start=1):
+    for i, raw in enumerate(_lines(facts.text), start=1):
         s = raw.strip()
         if not s:
             continue
@@ -73,13 +75,34 @@ def file_disabled(facts: FileFacts) -> set[str]:
     return out
 
 
+def _lines(text: str):
+    """The lines of ``text`` one at a time (as ``str.splitlines`` cuts them), without
+    splitting the whole file: the first comment block is all that is read."""
+    start, n = 0, len(text)
+    while start < n:
+        m = _LINE_BREAK.search(text, start)
+        if m is None:
+            yield text[start:]
+            return
+        yield text[start : m.start()]
+        start = m.end()
+
+
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def analyze_facts(facts: FileFacts, settings: Settings, codes: set[str]) -> list[Finding]:
     findings = []
     seen: set[tuple] = set()
+    disabled: set[str] | None = None
     for f in checks.run_checks(facts, settings, codes):
         # one lock reached from several call sites can describe the same finding twice
         key = (f.code, f.span.line, f.span.col, f.message)
-        if key in seen or suppressed(facts, f):
+        if key in seen:
+            continue
+        if disabled is None:
+            disabled = file_disabled(facts)
+        if suppressed(facts, f, disabled):
             continue
         seen.add(key)
         findings.append(f)
