@@ -38,7 +38,7 @@ from ..model import (
     Removal,
     Span,
 )
-from ..paths import lockish_name
+from ..paths import lockish_name, lockish_text
 
 _PREFILTER_TOKENS = (
     "fcntl",
@@ -174,10 +174,11 @@ _LIB_NAMES = {
     "kill",
     "killpg",
     "pid_exists",
-    "terminate",
-    "send_signal",
     "psutil",
 }
+# ``terminate``/``send_signal`` are psutil's only through ``psutil.Process``: a file that
+# imports psutil is relevant by the import (``proc.terminate()`` of a subprocess is not)
+_RELEVANT_MODULES = (*LIBRARY_MODULES, "psutil")
 _CREATE_NAMES = {"mkdir", "makedirs", "link", "symlink", "symlink_to", "hardlink_to", "touch"}
 _WRITE_NAMES = {"open", "write_text", "write_bytes", "touch", "mkdir", "makedirs"}
 _REMOVE_NAMES = {"remove", "unlink", "rmdir", "rmtree", "removedirs"}
@@ -209,7 +210,7 @@ def _relevant(tree: ast.AST, text: str) -> bool:
             if node.name.split(".")[0] in LIBRARY_MODULES or node.name in _LIB_NAMES:
                 return True
         elif isinstance(node, ast.ImportFrom):
-            if (node.module or "").split(".")[0] in LIBRARY_MODULES:
+            if (node.module or "").split(".")[0] in _RELEVANT_MODULES:
                 return True
             if node.module == "django.core.files" or node.module == "django.core.files.locks":
                 return True
@@ -233,7 +234,8 @@ def _relevant(tree: ast.AST, text: str) -> bool:
                     if isinstance(n, ast.Call) and _call_name(n) in _CREATE_NAMES:
                         return True
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and not lockish:
-            lockish = bool(_LOCKISH_TEXT.search(node.value))
+            # whole name words, as the checks judge a lock name: not `blocking`, `clock`
+            lockish = bool(_LOCKISH_TEXT.search(node.value)) and lockish_text(node.value)
         if removes and (lockish or tests):
             return True
     if removes:
