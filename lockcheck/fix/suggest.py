@@ -852,8 +852,10 @@ def _shell_ok(text: str, edits) -> bool:
             return True
         parser = _BASH_PARSER = Parser(Language(tree_sitter_bash.language()))
 
+    from ..frontends.shell import tree_sitter_source  # avoids tree-sitter-bash's crashers
+
     def broken(src: str) -> bool:
-        return parser.parse(src.encode("utf-8", "surrogateescape")).root_node.has_error
+        return parser.parse(tree_sitter_source(src)).root_node.has_error
 
     try:
         return not broken(apply_edits(text, edits)) or broken(text)
