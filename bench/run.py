@@ -263,7 +263,12 @@ def mode_single(args) -> dict:
         "python -c pass": [sys.executable, "-c", "pass"],  # the interpreter's own floor
         "python -I -S -c pass": [sys.executable, "-I", "-S", "-c", "pass"],
     }
-    for c in cmds.values():  # warm the page cache and .pyc files
+    # an installed lockcheck has its .pyc files; this environment may set
+    # PYTHONDONTWRITEBYTECODE, which would recompile every edited module on each run
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "lockcheck"), quiet=1)
+    for c in cmds.values():  # warm the page cache
         run_one(c)
     samples: dict[str, list[float]] = {k: [] for k in cmds}
     rss: dict[str, float] = {k: 0.0 for k in cmds}
