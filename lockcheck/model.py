@@ -293,6 +293,8 @@ class Background:
     span: Span
     lock: int  # index into FileFacts.acquires
     how: str  # "&", "nohup", "setsid", "disown", "subprocess.Popen", "os.fork"...
+    # the child holds a copy of the locked descriptor (False: a detached child that does not)
+    inherits_lock: bool = True
 
 
 @dataclass

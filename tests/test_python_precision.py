@@ -651,3 +651,28 @@ def test_stale_lock_taken_over_after_an_age_test_is_still_a_lock():
     got = found(src)
     assert ("LCK101", 8) in got
     assert ("LCK106", 11) in got
+
+
+def test_detached_child_of_a_flock_holder_is_reported_as_outliving_the_lock():
+    from lockcheck.engine import analyze_text
+
+    base = """import fcntl
+import os
+import subprocess
+import sys
+
+fd = os.open("/var/lib/reports/build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except BlockingIOError:
+    sys.exit(75)
+subprocess.Popen(["render-reports"], {kw})
+"""
+    _, detached = analyze_text("job.py", base.format(kw="start_new_session=True"), "python")
+    (f,) = [f for f in detached if f.code == "LCK405"]
+    assert f.span.line == 11 and "detached child goes on working" in f.message
+    _, inherits = analyze_text("job.py", base.format(kw="close_fds=False"), "python")
+    (g,) = [f for f in inherits if f.code == "LCK405"]
+    assert "inherits the locked descriptor" in g.message
+    _, closed = analyze_text("job.py", base.format(kw="close_fds=True"), "python")
+    assert not [f for f in closed if f.code == "LCK405"]

@@ -60,6 +60,9 @@ def background_in_lock_scope(ctx: Context):
         if acq is not None and acq.kind is LockKind.EXISTENCE:
             why = "the lock is released while the child still works unlocked"
             todo = "wait for the child before the release"
+        elif not bg.inherits_lock:
+            why = "the detached child goes on working after the lock is released"
+            todo = "wait for the child before the lock scope ends"
         else:
             why = (
                 "the child inherits the locked descriptor and holds the lock for its whole "

@@ -2879,18 +2879,18 @@ class _Analyzer:
                 if self._waited(c):
                     continue
                 detached = self._kw_true(c, "start_new_session")
-                if acq.kind is not LockKind.EXISTENCE:
-                    cf = self.kw(c, "close_fds")
-                    inherits = (
-                        how in ("os.fork", "os.forkpty", "multiprocessing.Process")
-                        or (cf is not None and self.const(cf) is False)
-                        or self.kw(c, "pass_fds") is not None
-                        or detached
-                    )
-                    if not inherits:
-                        continue
+                cf = self.kw(c, "close_fds")
+                inherits = (
+                    how in ("os.fork", "os.forkpty", "multiprocessing.Process")
+                    or (cf is not None and self.const(cf) is False)
+                    or self.kw(c, "pass_fds") is not None
+                )
+                if acq.kind is not LockKind.EXISTENCE and not (inherits or detached):
+                    continue
                 sp = self.span(c)
-                self._bg_pending.append((Background(sp, -1, how), acq))
+                if detached:
+                    how += "(start_new_session=True)"
+                self._bg_pending.append((Background(sp, -1, how, inherits), acq))
                 break
 
     def _kw_true(self, call: Any, name: str) -> bool:
