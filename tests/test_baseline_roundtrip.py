@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from lockcheck.cli import main
-
 BACKUP = """\
 #!/bin/bash
 set -euo pipefail
@@ -34,20 +32,6 @@ ROTATE = """\
 #!/usr/bin/env bash
 flock -n /run/user/1000/rotate.lock logrotate /etc/logrotate.conf
 """
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    for var in ("NO_COLOR", "FORCE_COLOR", "LOCKCHECK_OUTPUT_FORMAT", "CI"):
-        monkeypatch.delenv(var, raising=False)
-
-    def run(*args: str):
-        status = main(list(args))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def write(root: Path, rel: str, text: str) -> Path:

@@ -12,20 +12,6 @@ from lockcheck.checks import RULES
 from lockcheck.cli import main
 
 
-@pytest.fixture
-def cli(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    for var in ("NO_COLOR", "FORCE_COLOR", "LOCKCHECK_OUTPUT_FORMAT", "CI"):
-        monkeypatch.delenv(var, raising=False)
-
-    def run(*args: str):
-        status = main(list(args))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
-
-
 def test_rule_prints_the_page(cli):
     from lockcheck.docs import rule_page
 

@@ -5,10 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
-from lockcheck.cli import main
-
 SILENT_SKIP = """\
 #!/bin/bash
 set -euo pipefail
@@ -28,20 +24,6 @@ fi
 trap 'rm -f "$LOCK"' EXIT
 tar -czf /backup/spool.tgz /var/spool/app
 """
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    for var in ("NO_COLOR", "FORCE_COLOR", "LOCKCHECK_OUTPUT_FORMAT", "CI"):
-        monkeypatch.delenv(var, raising=False)
-
-    def run(*args: str):
-        status = main(list(args))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def write(root: Path, rel: str, text: str) -> Path:

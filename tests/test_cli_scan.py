@@ -9,10 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
-from lockcheck.cli import main
-
 SILENT_SKIP = """\
 #!/bin/bash
 set -euo pipefail
@@ -65,21 +61,6 @@ def write(root: Path, rel: str, text: str | bytes) -> Path:
     else:
         p.write_text(text)
     return p
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch, capsys):
-    """Run ``lockcheck`` in-process in ``tmp_path``: returns (status, stdout, stderr)."""
-    monkeypatch.chdir(tmp_path)
-    for var in ("NO_COLOR", "FORCE_COLOR", "LOCKCHECK_OUTPUT_FORMAT", "CI"):
-        monkeypatch.delenv(var, raising=False)
-
-    def run(*args: str):
-        status = main(list(args))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def codes(out: str) -> list[tuple[str, int, str]]:

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from lockcheck.cli import main
-
 SILENT_SKIP = """\
 #!/bin/bash
 exec 9>"$XDG_RUNTIME_DIR/backup.lock"
@@ -26,20 +24,6 @@ fi
 trap 'rmdir "$STATE/import.lock"' EXIT
 ./import-batch.sh
 """
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    for var in ("NO_COLOR", "FORCE_COLOR", "LOCKCHECK_OUTPUT_FORMAT", "CI"):
-        monkeypatch.delenv(var, raising=False)
-
-    def run(*args: str):
-        status = main(list(args))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def write(root: Path, rel: str, text: str) -> Path:

@@ -36,20 +36,6 @@ rclone sync "$HOME/Dropbox/jobs" remote:jobs
 
 
 @pytest.fixture
-def cli(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    for var in ("NO_COLOR", "FORCE_COLOR", "LOCKCHECK_OUTPUT_FORMAT", "CI"):
-        monkeypatch.delenv(var, raising=False)
-
-    def run(*args: str):
-        status = main(list(args))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
-
-
-@pytest.fixture
 def tree(tmp_path):
     (tmp_path / "cron jobs").mkdir()
     (tmp_path / "cron jobs" / "backup.sh").write_text(BACKUP)
