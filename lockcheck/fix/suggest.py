@@ -396,7 +396,88 @@ class _Shell:
 
     # -- LCK105/106/108 -----------------------------------------------------------------
     def _advice(self) -> None:
+        _drop_rewrites(self.facts, self)
         _advice_fields(self.facts, self.code)
+
+    def ok(self, edits) -> bool:
+        return _shell_ok(self.text, edits)
+
+    def drop_statement(self, span) -> Edit | None:
+        e = delete_statement(self.text, span.start, span.end)
+        return e if e is not None and self.ok([e]) else None
+
+    def drop_kill(self, span) -> Edit | None:
+        """LCK108: the ``kill`` command gone (the whole statement, or its part of a
+        ``&&``/``;`` list); None when it is a condition or nothing parses."""
+        text = self.text
+        if not _ok_span(text, span):
+            return None
+        ls, le = line_start(text, span.start), line_end(text, span.end)
+        before = text[ls : span.start]
+        if re.search(r"(?:^|[\s;])(if|elif|while|until|!)\s*$", before) or re.search(
+            r"\|\|\s*$", before
+        ):
+            return None  # the kill's status decides something: no plain drop
+        m = _REDIRS.match(text, span.end, le)
+        end = m.end() if m else span.end
+        cands = []
+        d = delete_statement(text, span.start, span.end)
+        if d is not None:
+            cands.append(d)
+        m2 = re.match(r"[ \t]*(&&|;)[ \t]*", text[end:le])
+        if m2 and not re.search(r"(\|\||&&|\|)\s*$", before):
+            cands.append(Edit(span.start, end + m2.end(), ""))
+        if not text[end:le].lstrip().startswith("||"):
+            cands.append(Edit(span.start, end, ":"))
+        for c in cands:
+            if self.ok([c]):
+                return c
+        return None
+
+    def drop_liveness_if(self, span) -> Edit | None:
+        """LCK105: ``if <liveness test>; then ...; fi`` (no elif/else, the test alone in the
+        condition) removed whole; None for any other shape."""
+        text = self.text
+        if not _ok_span(text, span) or not text.isascii():
+            return None
+        from ..frontends.shell import tree_sitter_source
+
+        if not self.ok([]):
+            return None
+        parser = _BASH_PARSER
+        if parser is None:
+            return None
+        src = tree_sitter_source(text)
+        if len(src) != len(text):
+            return None
+        node = parser.parse(src).root_node.descendant_for_byte_range(span.start, span.end)
+        while node is not None and node.type != "if_statement":
+            node = node.parent
+        if node is None:
+            return None
+        kids = node.children
+        if any(k.type in ("elif_clause", "else_clause") for k in kids):
+            return None
+        then = next((k for k in kids if k.type == "then"), None)
+        if then is None or kids[0].type != "if":
+            return None
+        cond = text[kids[0].end_byte : then.start_byte].strip().rstrip(";").strip()
+        test = text[span.start : span.end]
+        if not cond.startswith(test) or not (span.start < then.start_byte):
+            return None
+        rest = cond[len(test) :]
+        if rest.strip() and not (_REDIRS.fullmatch(rest)):
+            return None
+        s, e = node.start_byte, node.end_byte
+        ls, le = line_start(text, s), line_end(text, e)
+        if text[ls:s].strip() or text[e:le].strip():
+            return None
+        edit = Edit(ls, le, "")
+        if not self.ok([edit]):
+            edit = Edit(s, e, ":")
+            if not self.ok([edit]):
+                return None
+        return edit
 
 
 # --------------------------------------------------------------------------- python
@@ -511,7 +592,58 @@ class _Python:
         for hook in self.facts.hooks:
             if hook.move_fix is None:
                 hook.move_fix = self._move_hook(hook)
+        _drop_rewrites(self.facts, self)
         _advice_fields(self.facts, self.code)
+
+    # -- LCK105/106/108 -----------------------------------------------------------------
+    def ok(self, edits) -> bool:
+        return _python_ok(self.text, edits)
+
+    def drop_statement(self, span) -> Edit | None:
+        """The expression statement that is exactly ``span`` removed (``pass`` when its
+        block would be empty)."""
+        found = self._stmt_at(span.start)
+        if found is None:
+            return None
+        stmt, (ss, se), parent, field = found
+        text = self.text
+        if not isinstance(stmt, ast.Expr) or text[ss:se].strip() != text[span.start : span.end]:
+            return None
+        return self._drop_lines(stmt, ss, se, parent, field)
+
+    def _drop_lines(self, stmt, ss: int, se: int, parent, field) -> Edit | None:
+        text = self.text
+        ls, le = line_start(text, ss), line_end(text, se)
+        tail = text[se:le].strip()
+        if text[ls:ss].strip() or (tail and not tail.startswith("#")):
+            return None
+        block = getattr(parent, field)
+        if len(block) == 1:
+            edit = _E(ls, le, f"{indent_at(text, ss)}pass{self.nl}")
+        else:
+            edit = Edit(ls, le, "")
+        return edit if self.ok([edit]) else None
+
+    def drop_kill(self, span) -> Edit | None:
+        if not _ok_span(self.text, span):
+            return None
+        return self.drop_statement(span)
+
+    def drop_liveness_if(self, span) -> Edit | None:
+        """``if <liveness call>:`` (the call alone as the test, no else) removed whole."""
+        text = self.text
+        if not _ok_span(text, span):
+            return None
+        for st, (s, e), node, field in reversed(self._chain(span.start)):
+            if not isinstance(st, ast.If):
+                continue
+            ts, te = _node_span(text, st.test)
+            if not (ts <= span.start and span.end <= te):
+                continue
+            if st.orelse or (ts, te) != (span.start, span.end):
+                return None
+            return self._drop_lines(st, s, e, node, field)
+        return None
 
     def _chain(self, pos: int) -> list:
         """The statements containing offset ``pos``, outermost first, each with its block.
@@ -798,17 +930,85 @@ class _Python:
         return Edit(ls, le, "")
 
 
+# --------------------------------------------------------------------------- drop rewrites
+
+
+def _drop_rewrites(facts: FileFacts, lang) -> None:
+    """LCK105/106/108 as real rewrites from the script's own text: the kill of the stored PID
+    dropped, the stale-lock breaker dropped, the liveness test replaced by the flock rewrite
+    of the same file's acquire (or its ``if`` dropped when that is the whole shape).  ``lang``
+    is the language's suggester (``drop_kill``, ``drop_liveness_if``, ``ok``, ``code``)."""
+    text = facts.text
+    hint = _flock_hint(facts.language == "shell", lang.code)
+    for k in facts.kills:
+        if k.suggestion is None and k.signal not in ("0", "SIG0"):
+            e = lang.drop_kill(k.span)
+            if e is not None:
+                k.suggestion = FixTemplate(
+                    f"Drop the kill of a PID read from a file: hold a flock ({hint}) instead, "
+                    "whose holder never needs killing",
+                    (e,),
+                )
+    for rm in facts.removals:
+        if not rm.stale_guard or rm.suggestion is not None:
+            continue
+        edits = None
+        if rm.drop_fix is not None and rm.drop_fix.edits:
+            edits = list(rm.drop_fix.render(code=lang.code))
+        elif _ok_span(text, rm.span):
+            e = lang.drop_statement(rm.span)
+            edits = [e] if e is not None else None
+        if edits and lang.ok(edits):
+            rm.suggestion = FixTemplate(
+                f"Drop the stale-lock breaker: hold a flock ({hint}) instead, which is "
+                "released when its holder dies",
+                tuple(edits),
+            )
+    for chk in facts.liveness:
+        if chk.suggestion is not None:
+            continue
+        acq = next(
+            (
+                a
+                for a in facts.acquires
+                if a.suggestion is not None
+                and a.suggestion.edits
+                and chk.pid_file is not None
+                and same_path(a.path, chk.pid_file)
+            ),
+            None,
+        )
+        if acq is not None:
+            chk.suggestion = FixTemplate(
+                "Drop the PID liveness check with the PID-file lock: "
+                + acq.suggestion.message[:1].lower()
+                + acq.suggestion.message[1:],
+                acq.suggestion.edits,
+            )
+            continue
+        e = lang.drop_liveness_if(chk.span)
+        if e is not None:
+            chk.suggestion = FixTemplate(
+                f"Drop the PID liveness check and hold a flock ({hint}) instead, which dies "
+                "with its holder, so no PID has to be judged",
+                (e,),
+            )
+
+
 # --------------------------------------------------------------------------- advice
 
 
-def _advice_fields(facts: FileFacts, code: int = 75) -> None:
-    """Shown-only advice (no edits) for LCK105/106/108."""
-    shell = facts.language == "shell"
-    flock_hint = (
+def _flock_hint(shell: bool, code: int) -> str:
+    return (
         f'exec {FD}>>"$LOCK"; flock -n {FD} || exit {code}'
         if shell
         else "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
     )
+
+
+def _advice_fields(facts: FileFacts, code: int = 75) -> None:
+    """Shown-only advice (no edits) for LCK105/106/108 where no rewrite could be built."""
+    flock_hint = _flock_hint(facts.language == "shell", code)
     for chk in facts.liveness:
         if chk.suggestion is None:
             chk.suggestion = FixTemplate(

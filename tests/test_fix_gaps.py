@@ -1,0 +1,293 @@
+"""Gaps of the fixes issue: LCK105/106/108 suggestions as real rewrites of the script's own
+text, LCK203 for a Python ``try``/``finally`` installed before the acquire.
+
+Each test runs the real frontend and checks through ``analyze_text`` (``Finding.suggestion``
+/ ``Finding.fix``) or the CLI, applies the offered edits and compares with the expected text.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+
+import tree_sitter_bash
+from tree_sitter import Language, Parser
+
+from lockcheck.engine import analyze_text
+from lockcheck.fix.apply import apply_edits
+from lockcheck.model import Applicability
+from lockcheck.settings import Settings
+
+BASH = Parser(Language(tree_sitter_bash.language()))
+
+
+def src(s: str) -> str:
+    return textwrap.dedent(s).lstrip("\n")
+
+
+def findings(name: str, text: str, code: str):
+    lang = "python" if name.endswith(".py") else "shell"
+    _facts, found = analyze_text(name, text, lang, Settings())
+    return [f for f in found if f.code == code]
+
+
+def suggested(name: str, text: str, code: str, index: int = 0) -> str:
+    """The script with the ``index``-th ``code`` finding's suggestion applied (it must have
+    edits, be a suggestion, and the result must still parse)."""
+    got = findings(name, text, code)
+    assert len(got) > index, got
+    sug = got[index].suggestion
+    assert sug is not None and sug.applicability is Applicability.SUGGESTION
+    assert sug.edits, sug.message
+    out = apply_edits(text, sug.edits)
+    if name.endswith(".py"):
+        ast.parse(out)
+    else:
+        assert not BASH.parse(out.encode()).root_node.has_error, out
+    return out
+
+
+# --------------------------------------------------------------------------- LCK108
+
+STOP_SH = src(
+    """
+    #!/bin/bash
+    PIDFILE=/var/run/mirror-sync.pid
+    case "$1" in
+      stop)
+        kill -TERM "$(cat "$PIDFILE")"
+        ;;
+      restart)
+        kill "$(cat "$PIDFILE")" && sleep 1
+        exec "$0" start
+        ;;
+    esac
+    """
+)
+
+
+def test_lck108_shell_drops_the_whole_kill_command():
+    out = suggested("ctl.sh", STOP_SH, "LCK108", 0)
+    assert 'kill -TERM "$(cat "$PIDFILE")"' not in out
+    assert out == STOP_SH.replace('    kill -TERM "$(cat "$PIDFILE")"\n', "")
+
+
+def test_lck108_shell_drops_the_kill_part_of_a_list():
+    out = suggested("ctl.sh", STOP_SH, "LCK108", 1)
+    assert out == STOP_SH.replace('kill "$(cat "$PIDFILE")" && sleep 1', "sleep 1")
+
+
+def test_lck108_shell_kill_as_a_condition_keeps_advice_only():
+    text = src(
+        """
+        #!/bin/bash
+        PIDFILE=/var/run/backup.pid
+        if kill -TERM "$(cat "$PIDFILE")"; then
+            echo "stopped"
+        fi
+        """
+    )
+    got = findings("ctl.sh", text, "LCK108")
+    assert got and got[0].suggestion is not None
+    assert got[0].suggestion.edits == ()  # the kill's status decides: no blind drop
+
+
+STOP_PY = src(
+    """
+    import os
+    import signal
+
+    PIDFILE = "/var/run/report.pid"
+
+
+    def stop():
+        with open(PIDFILE) as f:
+            pid = int(f.read())
+        os.kill(pid, signal.SIGTERM)  # ask the old run to go
+        print("stopped")
+
+
+    def hard_stop():
+        with open(PIDFILE) as f:
+            pid = int(f.read())
+        if pid > 1:
+            os.kill(pid, signal.SIGKILL)
+    """
+)
+
+
+def test_lck108_python_drops_the_statement():
+    out = suggested("ctl.py", STOP_PY, "LCK108", 0)
+    assert out == STOP_PY.replace("    os.kill(pid, signal.SIGTERM)  # ask the old run to go\n", "")
+
+
+def test_lck108_python_leaves_pass_in_an_emptied_block():
+    out = suggested("ctl.py", STOP_PY, "LCK108", 1)
+    assert out == STOP_PY.replace("        os.kill(pid, signal.SIGKILL)\n", "        pass\n")
+
+
+# --------------------------------------------------------------------------- LCK106 / LCK105
+
+PID_LOCK_SH = src(
+    """
+    #!/bin/bash
+    LOCK=/var/lock/rotate.pid
+    if [[ -f "$LOCK" ]]; then
+        pid=$(cat "$LOCK")
+        if kill -0 "$pid" 2>/dev/null; then
+            echo "running" >&2
+            exit 0
+        fi
+        rm -f "$LOCK"
+    fi
+    echo $$ > "$LOCK"
+    trap 'rm -f "$LOCK"' EXIT
+    rotate_logs
+    """
+)
+
+
+def test_lck106_shell_drops_the_breaker():
+    out = suggested("rotate.sh", PID_LOCK_SH, "LCK106")
+    assert out == PID_LOCK_SH.replace('    rm -f "$LOCK"\nfi', "fi")
+
+
+def test_lck105_shell_offers_the_flock_rewrite_of_the_same_lock():
+    got = findings("rotate.sh", PID_LOCK_SH, "LCK105")
+    acq = findings("rotate.sh", PID_LOCK_SH, "LCK103")
+    assert got and acq and acq[0].suggestion and acq[0].suggestion.edits
+    assert got[0].suggestion.edits == acq[0].suggestion.edits
+    out = suggested("rotate.sh", PID_LOCK_SH, "LCK105")
+    assert 'exec 9>>"$LOCK"' in out and "flock -n 9" in out
+    assert "echo $$ >" not in out
+
+
+def test_lck105_shell_drops_a_simple_liveness_if():
+    text = src(
+        """
+        #!/bin/bash
+        PIDFILE="$HOME/.cache/fetch.pid"
+        old=$(cat "$PIDFILE" 2>/dev/null)
+        if kill -0 "$old" 2>/dev/null; then
+            echo "fetch already running" >&2
+            exit 0
+        fi
+        echo $$ > "$PIDFILE"
+        fetch_all
+        """
+    )
+    out = suggested("fetch.sh", text, "LCK105")
+    assert out == text.replace(
+        'if kill -0 "$old" 2>/dev/null; then\n'
+        '    echo "fetch already running" >&2\n'
+        "    exit 0\n"
+        "fi\n",
+        "",
+    )
+
+
+PID_LOCK_PY = src(
+    """
+    import os
+    import sys
+
+    LOCK = "/var/lock/report.pid"
+
+    if os.path.exists(LOCK):
+        with open(LOCK) as f:
+            pid = int(f.read())
+        try:
+            os.kill(pid, 0)
+            sys.exit(0)
+        except ProcessLookupError:
+            os.remove(LOCK)  # stale
+    with open(LOCK, "w") as f:
+        f.write(str(os.getpid()))
+    try:
+        build_report()
+    finally:
+        os.remove(LOCK)
+    """
+)
+
+
+def test_lck106_python_drops_the_breaker_leaving_pass():
+    out = suggested("report.py", PID_LOCK_PY, "LCK106")
+    assert out == PID_LOCK_PY.replace("        os.remove(LOCK)  # stale\n", "        pass\n")
+
+
+def test_lck105_python_offers_the_flock_rewrite_of_the_same_lock():
+    out = suggested("report.py", PID_LOCK_PY, "LCK105")
+    assert "fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)" in out
+    assert "except BlockingIOError:" in out
+
+
+def test_lck105_python_drops_a_simple_liveness_if():
+    text = src(
+        """
+        import os
+        import sys
+
+        import psutil
+
+        PIDFILE = os.path.expanduser("~/.cache/sync.pid")
+        with open(PIDFILE) as f:
+            old = int(f.read() or 0)
+        if psutil.pid_exists(old):
+            print("sync already running", file=sys.stderr)
+            sys.exit(0)
+        sync()
+        """
+    )
+    out = suggested("sync.py", text, "LCK105")
+    assert out == text.replace(
+        "if psutil.pid_exists(old):\n"
+        '    print("sync already running", file=sys.stderr)\n'
+        "    sys.exit(0)\n",
+        "",
+    )
+
+
+def test_lck105_python_liveness_in_a_try_keeps_advice_only():
+    text = src(
+        """
+        import os
+        import sys
+
+        PIDFILE = "/tmp/job.pid"
+        with open(PIDFILE) as f:
+            pid = int(f.read())
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            pass
+        else:
+            sys.exit(0)
+        """
+    )
+    got = findings("job.py", text, "LCK105")
+    assert got and got[0].suggestion is not None
+    assert got[0].suggestion.edits == ()  # not the simple `if` shape: advice only
+
+
+def test_show_fixes_and_diff_show_the_rewrites_and_write_nothing(tmp_path):
+    script = tmp_path / "ctl.sh"
+    script.write_text(STOP_SH)
+    for flag in ("--show-fixes", "--diff"):
+        res = subprocess.run(
+            [sys.executable, "-m", "lockcheck", "scan", flag, str(script)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert "LCK108" in res.stdout or "kill -TERM" in res.stdout, res.stdout + res.stderr
+        assert script.read_text() == STOP_SH
+    res = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--fix", str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert script.read_text() == STOP_SH  # suggestions are never applied by --fix
