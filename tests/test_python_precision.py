@@ -676,3 +676,31 @@ subprocess.Popen(["render-reports"], {kw})
     assert "inherits the locked descriptor" in g.message
     _, closed = analyze_text("job.py", base.format(kw="close_fds=True"), "python")
     assert not [f for f in closed if f.code == "LCK405"]
+
+
+def test_pid_file_named_after_the_program_in_tmp_is_predictable():
+    from lockcheck.engine import analyze_text
+
+    text = """import os
+import sys
+
+program_name = os.path.basename(sys.argv[0])
+PIDFILE = f"/tmp/{program_name}.pid"
+
+
+def main():
+    try:
+        fd = os.open(PIDFILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        sys.exit(75)
+    try:
+        os.write(fd, str(os.getpid()).encode())
+        rebuild_index()
+    finally:
+        os.remove(PIDFILE)
+
+
+main()
+"""
+    _, findings = analyze_text("job.py", text, "python")
+    assert {(f.code, f.span.line) for f in findings} == {("LCK101", 10), ("LCK502", 10)}

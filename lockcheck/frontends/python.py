@@ -888,7 +888,8 @@ class _Analyzer:
         if isinstance(node, cst.Subscript):
             q = self.qname(node.value)
             if q == "sys.argv":
-                return [Part(PartKind.ARG)]
+                index = self.const(node.slice[0].slice.value) if node.slice else None
+                return [Part(PartKind.SCRIPT if index == 0 else PartKind.ARG)]
             if q == "os.environ" and node.slice:
                 key = self.const(node.slice[0].slice.value)
                 if isinstance(key, str):
@@ -3202,6 +3203,8 @@ def _basename(parts: list[Part]) -> list[Part]:
     parts = _merge(parts)
     if len(parts) == 1 and parts[0].kind is PartKind.SCRIPT:
         return [Part(PartKind.SCRIPT_NAME)]
+    if len(parts) == 1 and parts[0].kind in (PartKind.ARG, PartKind.USER, PartKind.SCRIPT_NAME):
+        return parts  # the base name of a predictable value stays predictable
     if parts and parts[-1].kind is PartKind.LIT and "/" in parts[-1].value:
         return [Part(PartKind.LIT, parts[-1].value.rsplit("/", 1)[1])]
     if len(parts) == 1 and parts[0].kind is PartKind.LIT:
