@@ -16,7 +16,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Parser
 
 from lockcheck.engine import analyze_text
-from lockcheck.fix.apply import apply_edits
+from lockcheck.fix.apply import apply_edits, fix_text
 from lockcheck.model import Applicability
 from lockcheck.settings import Settings
 
@@ -291,3 +291,151 @@ def test_show_fixes_and_diff_show_the_rewrites_and_write_nothing(tmp_path):
         cwd=tmp_path,
     )
     assert script.read_text() == STOP_SH  # suggestions are never applied by --fix
+
+
+# --------------------------------------------------------------------------- LCK203 (Python)
+
+
+def lck203(text: str):
+    got = findings("nightly.py", text, "LCK203")
+    assert len(got) == 1, got
+    return got[0]
+
+
+def unsafe_fixed(text: str, unsafe: bool = True) -> str:
+    res = fix_text("nightly.py", text, "python", Settings(), {"LCK203"}, unsafe)
+    ast.parse(res.fixed)
+    return res.fixed
+
+
+SAME_TRY = src(
+    """
+    import os
+    import sys
+
+    LOCK = "/var/lock/nightly.lock"
+
+    try:
+        os.mkdir(LOCK)
+        run_nightly()  # the real work
+        publish()
+    except FileExistsError:
+        print("nightly already running", file=sys.stderr)
+        sys.exit(75)
+    finally:
+        os.rmdir(LOCK)
+    """
+)
+
+
+def test_lck203_python_busy_except_of_the_same_try_moves_before_it():
+    f = lck203(SAME_TRY)
+    assert f.fix is not None and f.fix.applicability is Applicability.UNSAFE
+    after = apply_edits(SAME_TRY, f.fix.edits)
+    assert after == SAME_TRY.replace(
+        "try:\n"
+        "    os.mkdir(LOCK)\n"
+        "    run_nightly()  # the real work\n"
+        "    publish()\n"
+        "except FileExistsError:\n"
+        '    print("nightly already running", file=sys.stderr)\n'
+        "    sys.exit(75)\n"
+        "finally:\n",
+        "try:\n"
+        "    os.mkdir(LOCK)\n"
+        "except FileExistsError:\n"
+        '    print("nightly already running", file=sys.stderr)\n'
+        "    sys.exit(75)\n"
+        "try:\n"
+        "    run_nightly()  # the real work\n"
+        "    publish()\n"
+        "finally:\n",
+    )
+    assert findings("nightly.py", after, "LCK203") == []
+
+
+NESTED_TRY = src(
+    """
+    import os
+    import sys
+
+    LOCK = os.path.join("/var/lock", "nightly.lock")
+
+
+    def main():
+        try:
+            try:
+                fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                sys.exit(75)
+            os.write(fd, str(os.getpid()).encode())
+            run_nightly()
+        finally:
+            os.unlink(LOCK)
+
+
+    main()
+    """
+)
+
+
+def test_lck203_python_nested_busy_try_moves_out_dedented():
+    f = lck203(NESTED_TRY)
+    assert f.fix is not None and f.fix.applicability is Applicability.UNSAFE
+    after = unsafe_fixed(NESTED_TRY)
+    assert after == NESTED_TRY.replace(
+        "    try:\n"
+        "        try:\n"
+        "            fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)\n"
+        "        except FileExistsError:\n"
+        "            sys.exit(75)\n",
+        "    try:\n"
+        "        fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)\n"
+        "    except FileExistsError:\n"
+        "        sys.exit(75)\n"
+        "    try:\n",
+    )
+    assert unsafe_fixed(NESTED_TRY, unsafe=False) == NESTED_TRY  # unsafe: not by --fix
+
+
+def test_lck203_python_try_with_else_gets_no_move():
+    text = src(
+        """
+        import os
+        import sys
+
+        LOCK = "/var/lock/nightly.lock"
+
+        try:
+            os.mkdir(LOCK)
+            run_nightly()
+        except FileExistsError:
+            sys.exit(75)
+        else:
+            publish()
+        finally:
+            os.rmdir(LOCK)
+        """
+    )
+    assert lck203(text).fix is None
+
+
+def test_lck203_python_busy_exit_after_the_work_gets_no_move():
+    text = src(
+        """
+        import os
+        import sys
+
+        LOCK = "/var/lock/nightly.lock"
+
+        try:
+            os.mkdir(LOCK)
+        except FileExistsError:
+            print("busy", file=sys.stderr)
+            sys.exit(75)
+        finally:
+            os.rmdir(LOCK)
+        """
+    )
+    got = findings("nightly.py", text, "LCK203")
+    assert got and got[0].fix is None  # nothing after the acquire to protect: not simple

@@ -687,8 +687,11 @@ class _Python:
 
     def _move_hook(self, hook) -> FixTemplate | None:
         """LCK203: move a one-line ``atexit.register(...)`` to just after the statement that
-        acquires the lock (in the same block)."""
+        acquires the lock (in the same block); a ``try``/``finally`` gets the acquire moved
+        before it (:meth:`_move_finally`)."""
         text = self.text
+        if hook.mechanism == "finally" and hook.active_in_busy_of:
+            return self._move_finally(hook)
         if hook.mechanism != "atexit" or not hook.active_in_busy_of:
             return None
         if not _ok_span(text, hook.span):
@@ -719,6 +722,113 @@ class _Python:
                     (Edit(ls, le, ""), Edit(at, at, line)),
                 )
         return None
+
+    def _move_finally(self, hook) -> FixTemplate | None:
+        """LCK203: ``try: <acquire>; <work> ... finally: <remove>`` with the busy exit before
+        the work: the acquire (and its busy handling) moved before the ``try``, so that the
+        ``finally`` is installed only after the lock is held.  Two simple shapes:
+
+        * the busy exit is within the leading statements of the ``try`` body (a nested
+          ``try``/``except`` or an ``if`` around the acquire): those statements move out,
+          dedented;
+        * the busy exit is an ``except`` of this very ``try``: the acquire statements and that
+          handler become a ``try``/``except`` of their own before it.
+        """
+        text = self.text
+        if not _ok_span(text, hook.span):
+            return None
+        idx = hook.active_in_busy_of[0]
+        if idx >= len(self.facts.acquires):
+            return None
+        acq = self.facts.acquires[idx]
+        busy = acq.busy
+        if busy is None or not busy.ends_run or not _ok_span(text, acq.span):
+            return None
+        if not _ok_span(text, busy.span):
+            return None
+        found = None
+        for st, (s, e), _node, _field in self._chain(hook.span.start):
+            if isinstance(st, ast.Try) and s == hook.span.start:
+                found = (st, s, e)
+        if found is None:
+            return None
+        tr, ts, _te = found
+        if not tr.finalbody or not tr.body:
+            return None
+        spans = [_node_span(text, st) for st in tr.body]
+
+        def index_of(pos: int) -> int | None:
+            return next((i for i, (a, b) in enumerate(spans) if a <= pos < b), None)
+
+        k_acq = index_of(acq.span.start)
+        if k_acq is None:
+            return None
+        nl = self.nl
+        try_ls = line_start(text, ts)
+        if text[try_ls:ts].strip():
+            return None
+        ind = text[try_ls:ts]
+        body_ind = indent_at(text, spans[0][0])
+        if not body_ind.startswith(ind) or len(body_ind) <= len(ind):
+            return None
+        k_busy = index_of(busy.span.start)
+        if k_busy is not None:  # the busy exit is in the leading statements
+            k = max(k_acq, k_busy)
+            if k + 1 >= len(tr.body):
+                return None  # nothing left to protect
+            a, b = line_start(text, spans[0][0]), line_end(text, spans[k][1])
+            if text[a : spans[0][0]].strip() or text[spans[k][1] : b].strip():
+                return None
+            moved = self._dedent(text[a:b], len(body_ind) - len(ind), tr.body[: k + 1])
+            if moved is None:
+                return None
+            edits = [Edit(try_ls, try_ls, moved), Edit(a, b, "")]
+        else:  # the busy exit is an except of this try
+            handler = next(
+                (
+                    h
+                    for h in tr.handlers
+                    if _node_span(text, h)[0] <= busy.span.start < _node_span(text, h)[1]
+                ),
+                None,
+            )
+            if handler is None or tr.orelse or k_acq + 1 >= len(tr.body):
+                return None
+            a, b = line_start(text, spans[0][0]), line_end(text, spans[k_acq][1])
+            if text[a : spans[0][0]].strip() or text[spans[k_acq][1] : b].strip():
+                return None
+            hs, he = _node_span(text, handler)
+            hls, hle = line_start(text, hs), line_end(text, he)
+            if text[hls:hs] != ind or text[he:hle].strip():
+                return None
+            block = f"{ind}try:{nl}" + text[a:b] + text[hls:hle]
+            if not block.endswith("\n"):
+                block += nl
+            edits = [Edit(try_ls, try_ls, block), Edit(a, b, ""), Edit(hls, hle, "")]
+        if not _python_ok(text, edits):
+            return None
+        return FixTemplate(
+            "Acquire the lock before the try, so that its finally runs only for the holder",
+            tuple(edits),
+        )
+
+    def _dedent(self, chunk: str, width: int, stmts) -> str | None:
+        """``chunk`` with ``width`` leading columns removed from every line; None when a line
+        is not indented that far or a string spans lines (its text would change)."""
+        for st in stmts:
+            for n in ast.walk(st):
+                if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)):
+                    if n.lineno != n.end_lineno:
+                        return None
+        out = []
+        for line in chunk.splitlines(keepends=True):
+            if not line.strip():
+                out.append(line)
+            elif line[:width].strip() or len(line) < width:
+                return None
+            else:
+                out.append(line[width:])
+        return "".join(out)
 
     def _placement(self, acq: Acquire) -> FixTemplate | None:
         """LCK502: the lock in the runtime directory, opened without truncating or following
