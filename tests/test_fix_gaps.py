@@ -439,3 +439,88 @@ def test_lck203_python_busy_exit_after_the_work_gets_no_move():
     )
     got = findings("nightly.py", text, "LCK203")
     assert got and got[0].fix is None  # nothing after the acquire to protect: not simple
+
+
+# --------------------------------------------------------------------------- assigned acquires
+
+ASSIGNED_OS_OPEN = src(
+    """
+    import os
+    import sys
+
+    LOCK = "/var/lock/export.lock"
+
+    try:
+        fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        sys.exit(75)
+    try:
+        os.write(fd, str(os.getpid()).encode())
+        export()
+    finally:
+        os.close(fd)
+        os.remove(LOCK)
+    """
+)
+
+
+def test_assigned_os_open_excl_gets_the_reference_pattern_with_its_own_name():
+    out = suggested("export.py", ASSIGNED_OS_OPEN, "LCK101")
+    assert "fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o600)\ntry:\n" in out
+    assert "    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept BlockingIOError:\n" in out
+    assert "os.O_EXCL" not in out and "os.remove(LOCK)" not in out
+    assert "    os.write(fd, str(os.getpid()).encode())\n" in out  # the rest kept as written
+    _facts, found = analyze_text("export.py", out, "python", Settings())
+    assert not {"LCK101", "LCK201", "LCK203"} & {f.code for f in found}
+
+
+WITH_OPEN_X = src(
+    """
+    import os
+    import sys
+
+    LOCK = "/var/lock/export.lock"
+
+    try:
+        with open(LOCK, "x") as f:
+            f.write(str(os.getpid()))
+            export()
+        os.remove(LOCK)
+    except FileExistsError:
+        print("export already running", file=sys.stderr)
+        sys.exit(75)
+    """
+)
+
+
+def test_with_open_x_gets_the_reference_pattern():
+    out = suggested("export.py", WITH_OPEN_X, "LCK101")
+    assert "lock_fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o600)\ntry:\n" in out
+    assert (
+        "    fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        '    with os.fdopen(lock_fd, "r+") as f:\n'
+        "        f.write(str(os.getpid()))\n"
+    ) in out
+    assert "except BlockingIOError:\n" in out and "os.remove(LOCK)" not in out
+    _facts, found = analyze_text("export.py", out, "python", Settings())
+    assert not {"LCK101", "LCK202", "LCK201"} & {f.code for f in found}
+
+
+def test_assigned_acquire_used_otherwise_gets_no_rewrite():
+    text = src(
+        """
+        import os
+        import sys
+
+        LOCK = "/var/lock/export.lock"
+
+        try:
+            fds = [os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)]
+        except FileExistsError:
+            sys.exit(75)
+        export()
+        os.remove(LOCK)
+        """
+    )
+    got = findings("export.py", text, "LCK101")
+    assert got and got[0].suggestion is None

@@ -892,15 +892,44 @@ class _Python:
         stmt, (ss, se), parent, field = found
         call_src = text[acq.span.start : acq.span.end]
         stmt_src = text[ss:se]
-        if not (isinstance(stmt, ast.Expr) and stmt_src.strip() == call_src.strip()):
-            return None  # the acquire's value is used (assigned, a `with`): no simple rewrite
         lp = self.lock_path(acq)
         if lp is None:
             return None
         lock, note = lp
         edits: list[Edit] = []
-        flock_call = "fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
-        edits.append(_E(ss, se, flock_call))
+        var = "lock_fd"
+        opener = f"os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600)"
+        if isinstance(stmt, ast.Expr) and stmt_src.strip() == call_src.strip():
+            edits.append(_E(ss, se, f"fcntl.flock({var}, fcntl.LOCK_EX | fcntl.LOCK_NB)"))
+        elif (  # fd = os.open(L, O_CREAT | O_EXCL ...) / f = open(L, "x"): the same name
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and _node_span(text, stmt.value) == (acq.span.start, acq.span.end)
+            and re.match(r"(os\.)?open\s*\(", call_src)
+        ):
+            var = stmt.targets[0].id
+            if not call_src.startswith("os."):
+                opener = f'os.fdopen({opener}, "r+")'
+            edits.append(_E(ss, se, f"fcntl.flock({var}, fcntl.LOCK_EX | fcntl.LOCK_NB)"))
+        elif (  # with open(L, "x") as f: the held descriptor opened first, flocked, wrapped
+            isinstance(stmt, ast.With)
+            and len(stmt.items) == 1
+            and _node_span(text, stmt.items[0].context_expr) == (acq.span.start, acq.span.end)
+            and re.match(r"open\s*\(", call_src)
+            and isinstance(parent, ast.Try)
+            and field == "body"
+        ):
+            wls = line_start(text, ss)
+            if text[wls:ss].strip():
+                return None
+            wind = indent_at(text, ss)
+            edits.append(
+                _E(wls, wls, f"{wind}fcntl.flock({var}, fcntl.LOCK_EX | fcntl.LOCK_NB){self.nl}")
+            )
+            edits.append(_E(acq.span.start, acq.span.end, f'os.fdopen({var}, "r+")'))
+        else:
+            return None  # the acquire's value is used some other way: no simple rewrite
         # open the lock file before the try that guards the acquire (or before the acquire)
         anchor = ss
         if isinstance(parent, ast.Try) and field == "body":
@@ -916,7 +945,7 @@ class _Python:
         ls = line_start(text, anchor)
         if text[ls:anchor].strip():
             return None
-        open_line = f"{ind}lock_fd = os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600){self.nl}"
+        open_line = f"{ind}{var} = {opener}{self.nl}"
         edits.append(_E(ls, ls, open_line))
         busy = acq.busy
         modules = ["fcntl", "os"]
