@@ -282,7 +282,9 @@ def test_show_fixes_and_diff_show_the_rewrites_and_write_nothing(tmp_path):
             text=True,
             cwd=tmp_path,
         )
-        assert "LCK108" in res.stdout or "kill -TERM" in res.stdout, res.stdout + res.stderr
+        out = res.stdout
+        assert '-    kill -TERM "$(cat "$PIDFILE")"' in out, out + res.stderr
+        assert '-    kill "$(cat "$PIDFILE")" && sleep 1' in out and "+    sleep 1" in out
         assert script.read_text() == STOP_SH
     res = subprocess.run(
         [sys.executable, "-m", "lockcheck", "scan", "--fix", str(script)],
