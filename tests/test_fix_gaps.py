@@ -94,6 +94,21 @@ def test_lck108_shell_kill_as_a_condition_keeps_advice_only():
     assert got[0].suggestion.edits == ()  # the kill's status decides: no blind drop
 
 
+def test_lck108_shell_kill_or_true_goes_whole():
+    text = src(
+        """
+        #!/bin/bash
+        PIDFILE=/var/run/indexer.pid
+        if [[ -s $PIDFILE ]]; then
+            kill -HUP "$(<"$PIDFILE")" 2>/dev/null || true
+            rm -f "$PIDFILE"
+        fi
+        """
+    )
+    out = suggested("reindex.sh", text, "LCK108")
+    assert out == text.replace('    kill -HUP "$(<"$PIDFILE")" 2>/dev/null || true\n', "")
+
+
 STOP_PY = src(
     """
     import os

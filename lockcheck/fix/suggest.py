@@ -427,6 +427,11 @@ class _Shell:
         m2 = re.match(r"[ \t]*(&&|;)[ \t]*", text[end:le])
         if m2 and not re.search(r"(\|\||&&|\|)\s*$", before):
             cands.append(Edit(span.start, end + m2.end(), ""))
+        m3 = re.match(r"[ \t]*\|\|[ \t]*(?:true|:)\b", text[end:le])
+        if m3:  # `kill ... || true`: the guard of the kill goes with it
+            d = delete_statement(text, span.start, end + m3.end())
+            if d is not None:
+                cands.append(d)
         if not text[end:le].lstrip().startswith("||"):
             cands.append(Edit(span.start, end, ":"))
         for c in cands:
