@@ -46,6 +46,7 @@ def suggested(name: str, text: str, code: str, index: int = 0) -> str:
         ast.parse(out)
     else:
         assert not BASH.parse(out.encode()).root_node.has_error, out
+        assert subprocess.run(["bash", "-n"], input=out, text=True).returncode == 0, out
     return out
 
 
@@ -541,3 +542,18 @@ def test_assigned_acquire_used_otherwise_gets_no_rewrite():
     )
     got = findings("export.py", text, "LCK101")
     assert got and got[0].suggestion is None
+
+
+def test_lck108_shell_emptied_then_body_keeps_a_colon():
+    text = src(
+        """
+        #!/bin/sh
+        NGINX_PID=/run/nginx.pid
+        if [ -n "$ROTATED" ]; then
+        \tkill -USR1 "$(cat "$NGINX_PID")"
+        fi
+        """
+    )
+    out = suggested("cut-log.sh", text, "LCK108")
+    assert out == text.replace('\tkill -USR1 "$(cat "$NGINX_PID")"\n', "\t:\n")
+    assert subprocess.run(["bash", "-n"], input=out, text=True).returncode == 0

@@ -396,15 +396,54 @@ class _Shell:
 
     # -- LCK105/106/108 -----------------------------------------------------------------
     def _advice(self) -> None:
-        _drop_rewrites(self.facts, self)
+        _safe_drop_rewrites(self.facts, self)
         _advice_fields(self.facts, self.code)
 
     def ok(self, edits) -> bool:
         return _shell_ok(self.text, edits)
 
+    def fill(self, edits) -> list[Edit]:
+        """Line deletions that would leave a ``then``/``do``/``else``/``{`` body empty (a
+        syntax error bash reports and tree-sitter lets pass) leave a ``:`` instead."""
+        text = self.text
+        out = []
+        for e in edits:
+            if (
+                e.content
+                or e.start != line_start(text, e.start)
+                or e.end != line_start(text, e.end)
+            ):
+                out.append(e)
+                continue
+            prev = ""
+            i = e.start
+            while i > 0 and not prev:
+                j = line_start(text, i - 1)
+                prev = re.sub(r"\s#.*$", "", text[j:i]).strip()
+                i = j
+            nxt = ""
+            i = e.end
+            while i < len(text) and not nxt:
+                j = line_end(text, i)
+                cur = text[i:j].strip()
+                nxt = "" if cur.startswith("#") else cur
+                i = j
+            opens = re.search(r"(?:^|[\s;])(then|do|else)$|\{$", prev)
+            closes = re.match(r"(fi|done|else|elif|esac)\b|}", nxt) or not nxt
+            if opens and closes:
+                kept = text[e.start : e.end]
+                ind = re.match(r"[ \t]*", kept).group(0)
+                out.append(Edit(e.start, e.end, f"{ind}:{self.nl}"))
+            else:
+                out.append(e)
+        return out
+
     def drop_statement(self, span) -> Edit | None:
         e = delete_statement(self.text, span.start, span.end)
-        return e if e is not None and self.ok([e]) else None
+        if e is None:
+            return None
+        (e,) = self.fill([e])
+        return e if self.ok([e]) else None
 
     def drop_kill(self, span) -> Edit | None:
         """LCK108: the ``kill`` command gone (the whole statement, or its part of a
@@ -435,6 +474,7 @@ class _Shell:
         if not text[end:le].lstrip().startswith("||"):
             cands.append(Edit(span.start, end, ":"))
         for c in cands:
+            (c,) = self.fill([c])
             if self.ok([c]):
                 return c
         return None
@@ -477,7 +517,7 @@ class _Shell:
         ls, le = line_start(text, s), line_end(text, e)
         if text[ls:s].strip() or text[e:le].strip():
             return None
-        edit = Edit(ls, le, "")
+        (edit,) = self.fill([Edit(ls, le, "")])
         if not self.ok([edit]):
             edit = Edit(s, e, ":")
             if not self.ok([edit]):
@@ -597,12 +637,15 @@ class _Python:
         for hook in self.facts.hooks:
             if hook.move_fix is None:
                 hook.move_fix = self._move_hook(hook)
-        _drop_rewrites(self.facts, self)
+        _safe_drop_rewrites(self.facts, self)
         _advice_fields(self.facts, self.code)
 
     # -- LCK105/106/108 -----------------------------------------------------------------
     def ok(self, edits) -> bool:
         return _python_ok(self.text, edits)
+
+    def fill(self, edits) -> list[Edit]:
+        return list(edits)  # the Python frontend's drop edits already leave `pass`
 
     def drop_statement(self, span) -> Edit | None:
         """The expression statement that is exactly ``span`` removed (``pass`` when its
@@ -1077,6 +1120,14 @@ class _Python:
 # --------------------------------------------------------------------------- drop rewrites
 
 
+def _safe_drop_rewrites(facts: FileFacts, lang) -> None:
+    """:func:`_drop_rewrites`; a shape it trips on leaves the advice-only suggestions."""
+    try:
+        _drop_rewrites(facts, lang)
+    except Exception:
+        return
+
+
 def _drop_rewrites(facts: FileFacts, lang) -> None:
     """LCK105/106/108 as real rewrites from the script's own text: the kill of the stored PID
     dropped, the stale-lock breaker dropped, the liveness test replaced by the flock rewrite
@@ -1098,7 +1149,7 @@ def _drop_rewrites(facts: FileFacts, lang) -> None:
             continue
         edits = None
         if rm.drop_fix is not None and rm.drop_fix.edits:
-            edits = list(rm.drop_fix.render(code=lang.code))
+            edits = lang.fill(list(rm.drop_fix.render(code=lang.code)))
         elif _ok_span(text, rm.span):
             e = lang.drop_statement(rm.span)
             edits = [e] if e is not None else None
