@@ -557,3 +557,23 @@ def test_lck108_shell_emptied_then_body_keeps_a_colon():
     out = suggested("cut-log.sh", text, "LCK108")
     assert out == text.replace('\tkill -USR1 "$(cat "$NGINX_PID")"\n', "\t:\n")
     assert subprocess.run(["bash", "-n"], input=out, text=True).returncode == 0
+
+
+def test_lck105_shell_liveness_and_of_a_pid_lock_goes_with_the_rewrite():
+    text = src(
+        """
+        #!/bin/bash
+        LOCKFILE=/var/lock/mirror.pid
+        if [ -e "$LOCKFILE" ] && kill -0 "$(cat "$LOCKFILE")" 2>/dev/null; then
+            echo "mirror already running" >&2
+            exit 1
+        fi
+        trap 'rm -f "$LOCKFILE"' EXIT
+        echo $$ > "$LOCKFILE"
+        rsync -a /srv/src/ /srv/mirror/
+        """
+    )
+    out = suggested("mirror.sh", text, "LCK105")
+    assert "kill -0" not in out
+    assert 'exec 9>>"$LOCKFILE"\nif ! flock -n 9; then\n' in out
+    assert 'echo $$ > "$LOCKFILE"' not in out

@@ -479,6 +479,21 @@ class _Shell:
                 return c
         return None
 
+    def drop_test_part(self, span) -> Edit | None:
+        """``&& <liveness test>`` at the end of an ``if``/``while`` condition, removed."""
+        text = self.text
+        if not _ok_span(text, span):
+            return None
+        ls, le = line_start(text, span.start), line_end(text, span.end)
+        m = re.search(r"[ \t]*&&[ \t]*$", text[ls : span.start])
+        if not m or not re.match(r"[ \t]*(if|elif|while)\b.*\S", text[ls : ls + m.start()]):
+            return None
+        r = _REDIRS.match(text, span.end, le)
+        end = r.end() if r else span.end
+        if not re.match(r"[ \t]*;?[ \t]*(then|do)\b", text[end:le]):
+            return None
+        return Edit(ls + m.start(), end, "")
+
     def drop_liveness_if(self, span) -> Edit | None:
         """LCK105: ``if <liveness test>; then ...; fi`` (no elif/else, the test alone in the
         condition) removed whole; None for any other shape."""
@@ -671,6 +686,9 @@ class _Python:
         else:
             edit = Edit(ls, le, "")
         return edit if self.ok([edit]) else None
+
+    def drop_test_part(self, span) -> Edit | None:
+        return None  # the Python rewrites replace whole statements
 
     def drop_kill(self, span) -> Edit | None:
         if not _ok_span(self.text, span):
@@ -1174,11 +1192,17 @@ def _drop_rewrites(facts: FileFacts, lang) -> None:
             None,
         )
         if acq is not None:
+            edits = list(acq.suggestion.edits)
+            part = lang.drop_test_part(chk.span)
+            if part is not None:  # `<test> && kill -0 ...`: the liveness part goes too
+                both = _dedupe(edits + [part])
+                if both is not None and lang.ok(both):
+                    edits = both
             chk.suggestion = FixTemplate(
                 "Drop the PID liveness check with the PID-file lock: "
                 + acq.suggestion.message[:1].lower()
                 + acq.suggestion.message[1:],
-                acq.suggestion.edits,
+                tuple(edits),
             )
             continue
         e = lang.drop_liveness_if(chk.span)
