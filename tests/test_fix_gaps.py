@@ -577,3 +577,22 @@ def test_lck105_shell_liveness_and_of_a_pid_lock_goes_with_the_rewrite():
     assert "kill -0" not in out
     assert 'exec 9>>"$LOCKFILE"\nif ! flock -n 9; then\n' in out
     assert 'echo $$ > "$LOCKFILE"' not in out
+
+
+def test_lck108_shell_kill_whose_status_is_read_next_keeps_advice_only():
+    text = src(
+        """
+        #!/bin/sh
+        reload_dns() {
+          pidpath="$1"
+          kill -s HUP -- "$(cat "$pidpath")"
+          if [ $? -ne 0 ]; then
+            echo "reload failed" >&2
+            return 1
+          fi
+        }
+        reload_dns /run/maradns.pid
+        """
+    )
+    got = findings("reload.sh", text, "LCK108")
+    assert got and got[0].suggestion is not None and got[0].suggestion.edits == ()

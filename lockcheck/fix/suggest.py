@@ -459,6 +459,9 @@ class _Shell:
             return None  # the kill's status decides something: no plain drop
         m = _REDIRS.match(text, span.end, le)
         end = m.end() if m else span.end
+        nxt = text[end : line_end(text, le)] if le < len(text) else ""
+        if "$?" in text[end:le] or "$?" in nxt:
+            return None  # the kill's status is read next: dropping it changes what is tested
         cands = []
         d = delete_statement(text, span.start, span.end)
         if d is not None:
