@@ -8,12 +8,15 @@
   ``fcntl.flock(..., LOCK_EX | LOCK_NB)`` with ``except BlockingIOError``), the removals of the
   lock dropped, and the lock moved to ``${XDG_RUNTIME_DIR:-/run/user/$(id -u)}`` when it was
   in a synced or script-relative place;
-* ``ReleaseHook.move_fix`` (LCK203): a one-line shell ``trap`` moved to just after the
-  statement that acquires the lock;
+* ``ReleaseHook.move_fix`` (LCK203): a one-line shell ``trap`` or Python
+  ``atexit.register`` moved to just after the statement that acquires the lock; a Python
+  ``try``/``finally`` gets the acquire and its busy exit moved before the ``try``;
 * ``StatusOverride.keep_status_fix`` (LCK404): ``exit N`` / ``exit $?`` in an EXIT trap
   replaced by a bare ``exit``, which keeps the status the script was ending with;
 * ``LivenessCheck.suggestion``, ``Kill.suggestion``, ``Removal.suggestion`` (LCK105, LCK108,
-  LCK106: advice without edits) and ``Acquire.placement_suggestion`` (LCK502: the lock moved
+  LCK106): rewrites of the script's own text (the kill dropped, the stale-lock breaker
+  dropped, the liveness test replaced by the same file's flock rewrite or its simple ``if``
+  dropped), advice without edits where no such rewrite is sure; and ``Acquire.placement_suggestion`` (LCK502: the lock moved
   to the runtime directory; shell ``exec 9>`` turned into ``exec 9<>``, Python ``open(p, "w")``
   into ``os.fdopen(os.open(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600), "r+")``).
 
