@@ -596,3 +596,38 @@ def test_lck108_shell_kill_whose_status_is_read_next_keeps_advice_only():
     )
     got = findings("reload.sh", text, "LCK108")
     assert got and got[0].suggestion is not None and got[0].suggestion.edits == ()
+
+
+def test_lck203_shell_trap_moves_after_a_status_tested_busy_branch():
+    from lockcheck.fix.apply import fix_text
+    from lockcheck.settings import Settings
+
+    before = """#!/bin/bash
+LOCK_FILE=/var/lib/mon/mon.lock
+cleanup() {
+  rm -f "$LOCK_FILE"
+}
+trap cleanup EXIT
+(set -C; : > "$LOCK_FILE") 2>/dev/null
+if [ $? -ne 0 ]; then
+  echo "monitor already running" >&2
+  exit 75
+fi
+collect_metrics
+"""
+    after = """#!/bin/bash
+LOCK_FILE=/var/lib/mon/mon.lock
+cleanup() {
+  rm -f "$LOCK_FILE"
+}
+(set -C; : > "$LOCK_FILE") 2>/dev/null
+if [ $? -ne 0 ]; then
+  echo "monitor already running" >&2
+  exit 75
+fi
+trap cleanup EXIT
+collect_metrics
+"""
+    res = fix_text("mon.sh", before, "shell", Settings(), {"LCK203"}, unsafe=True)
+    assert res.fixed == after
+    assert fix_text("mon.sh", before, "shell", Settings(), {"LCK203"}, unsafe=False).fixed == before

@@ -3575,6 +3575,20 @@ class _Analyzer:
         target = self.acq_top[active[0]] if active[0] < len(self.acq_top) else None
         if target is None or target.start_byte <= ev.top.start_byte:
             return None
+        busy = self.facts.acquires[active[0]].busy
+        if busy is None:
+            return None
+        # after the busy branch too: `mkdir L; if [ $? -ne 0 ]; then exit; fi` tests the status
+        # of the command before it, so the trap cannot go between the two
+        for top in self.root.named_children:
+            if self._c(top.start_byte) <= busy.span.start < self._c(top.end_byte):
+                if top.start_byte <= ev.top.start_byte:
+                    return None  # the busy branch is not after the trap at top level
+                if top.end_byte > target.end_byte:
+                    target = top
+                break
+        else:
+            return None
         t = self.text
         s, e = self._c(ev.top.start_byte), self._c(ev.top.end_byte)
         ls = t.rfind("\n", 0, s) + 1
