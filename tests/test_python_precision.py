@@ -704,3 +704,39 @@ main()
 """
     _, findings = analyze_text("job.py", text, "python")
     assert {(f.code, f.span.line) for f in findings} == {("LCK101", 10), ("LCK502", 10)}
+
+
+def test_pid_read_in_try_with_fallback_and_release_after_takeover():
+    from lockcheck.engine import analyze_text
+
+    text = """import os
+import sys
+
+import psutil
+
+PIDFILE = "/var/run/sync/sync.pid"
+
+
+def main():
+    try:
+        with open(PIDFILE) as f:
+            pid = int(f.read())
+    except (OSError, ValueError):
+        pid = None
+    if pid and psutil.pid_exists(pid):
+        print("sync already running")
+        return 0
+    with open(PIDFILE, "w") as f:
+        f.write(str(os.getpid()))
+    run_sync()
+    os.remove(PIDFILE)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+    _, findings = analyze_text("sync.py", text, "python")
+    found = {(f.code, f.span.line) for f in findings}
+    assert ("LCK105", 15) in found  # the liveness test, pid read from the file
+    assert ("LCK106", 18) in found  # the pid file overwritten where the holder was judged dead
+    assert not any(line == 21 for _, line in found)  # the final removal is the release

@@ -679,6 +679,14 @@ class _Analyzer:
                 return cands[-1][1]
             return None
 
+    def _bindings_before(self, name_node: Any) -> list[Any]:
+        """Every value bound to the name in its own scope before this use (``lookup`` gives
+        only the last one)."""
+        scope = self.func_of(name_node)
+        key = (id(scope) if scope is not None else 0, name_node.value)
+        at = self.off(name_node)
+        return [c[2] for c in self.assigns.get(key, []) if c[2] is not None and c[0] <= at]
+
     def _for_binds(self, f: Any, name: str) -> bool:
         return isinstance(f.target, self.cst.Name) and f.target.value == name
 
@@ -2485,6 +2493,12 @@ class _Analyzer:
             return False, None
         if isinstance(node, cst.Name):
             v = self.lookup(node)
+            # `try: pid = int(f.read()) except ...: pid = None`: any binding read from a file
+            for other in self._bindings_before(node):
+                if other is not v and not isinstance(other, tuple):
+                    r = self.pid_source(other, depth + 1)
+                    if r[0]:
+                        return r
             if isinstance(v, tuple) and v[0] == "param":
                 for val in self.param_values(v[1], v[2]):
                     r = self.pid_source(val, depth + 1)
@@ -2604,7 +2618,7 @@ class _Analyzer:
                 dead = body if negate else other
                 if not negate and self.find_end(body) is not None:
                     sibs, i = self.block_siblings(a)
-                    dead = dead + sibs[i + 1 :]
+                    dead = dead + self._until_takeover(sibs[i + 1 :], pid_file)
                 break
             if isinstance(a, (cst.BaseStatement)):
                 break
@@ -2633,6 +2647,22 @@ class _Analyzer:
             for st in dead:
                 self.dead_regions.append((st, pid_file))
         self.facts.liveness.append(LivenessCheck(self.span(call), pid_file, consequential))
+
+    def _until_takeover(self, stmts: list[Any], pid_file: PathExpr | None) -> list[Any]:
+        """The statements after a 'holder alive: leave' test up to the one that writes the
+        pid file again (the takeover); after it the run holds the file, and removing it then
+        is the normal release, not a stale-lock breaker."""
+        if pid_file is None:
+            return stmts
+        out = []
+        for st in stmts:
+            out.append(st)
+            for c in self.descendants(st, self.cst.Call):
+                cr = self.creation(c)
+                p = self.path(cr[1]) if cr is not None else None
+                if p is not None and p.key() == pid_file.key():
+                    return out
+        return out
 
     def _helper_consequential(self, func: Any) -> bool:
         cst = self.cst
