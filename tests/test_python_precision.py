@@ -740,3 +740,48 @@ if __name__ == "__main__":
     assert ("LCK105", 15) in found  # the liveness test, pid read from the file
     assert ("LCK106", 18) in found  # the pid file overwritten where the holder was judged dead
     assert not any(line == 21 for _, line in found)  # the final removal is the release
+
+
+def test_liveness_returned_by_a_helper_counts_only_when_the_caller_decides():
+    from lockcheck.engine import analyze_text
+
+    helper = """import os
+import sys
+
+import psutil
+
+PIDFILE = "/var/run/sync/sync.pid"
+
+
+def holder_alive():
+    with open(PIDFILE) as f:
+        return psutil.pid_exists(int(f.read()))
+
+
+"""
+    decides = (
+        helper
+        + """def main():
+    if holder_alive():
+        print("sync already running")
+        return 0
+    run_sync()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+    )
+    reports = (
+        helper
+        + """def status():
+    print("running" if holder_alive() else "stopped")
+
+
+status()
+"""
+    )
+    _, found = analyze_text("sync.py", decides, "python")
+    assert ("LCK105", 11) in {(f.code, f.span.line) for f in found}
+    _, quiet = analyze_text("status.py", reports, "python")
+    assert not [f for f in quiet if f.code == "LCK105"]

@@ -2646,7 +2646,23 @@ class _Analyzer:
                 consequential = self._helper_consequential(func)
             for st in dead:
                 self.dead_regions.append((st, pid_file))
+        else:
+            consequential = self._returned_to_decider(call)
         self.facts.liveness.append(LivenessCheck(self.span(call), pid_file, consequential))
+
+    def _returned_to_decider(self, call: Any) -> bool:
+        """``return psutil.pid_exists(pid)`` in a helper whose caller's ``if`` then leaves or
+        takes the file over."""
+        cst = self.cst
+        for a in self.ancestors(call):
+            if isinstance(a, cst.Return):
+                func = self.func_of(call)
+                if isinstance(func, cst.FunctionDef) and self.entry.get(func.name.value) is None:
+                    return self._helper_consequential(func)
+                return False
+            if isinstance(a, cst.BaseStatement):
+                return False
+        return False
 
     def _until_takeover(self, stmts: list[Any], pid_file: PathExpr | None) -> list[Any]:
         """The statements after a 'holder alive: leave' test up to the one that writes the
