@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import concise_rows as found
+from helpers import write
 
 BACKUP = """\
 #!/bin/bash
@@ -32,22 +34,6 @@ ROTATE = """\
 #!/usr/bin/env bash
 flock -n /run/user/1000/rotate.lock logrotate /etc/logrotate.conf
 """
-
-
-def write(root: Path, rel: str, text: str) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
-    return p
-
-
-def found(out: str) -> list[tuple[str, int, str]]:
-    rows = []
-    for line in out.splitlines():
-        parts = line.split(":", 3)
-        if len(parts) == 4 and parts[1].isdigit():
-            rows.append((parts[0], int(parts[1]), parts[3].split()[0]))
-    return rows
 
 
 def test_baseline_round_trip(cli, tmp_path):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+
+from helpers import write
 
 SILENT_SKIP = """\
 #!/bin/bash
@@ -24,13 +25,6 @@ fi
 trap 'rm -f "$LOCK"' EXIT
 tar -czf /backup/spool.tgz /var/spool/app
 """
-
-
-def write(root: Path, rel: str, text: str) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
-    return p
 
 
 def test_safe_fix_is_applied_by_fix(cli, tmp_path):

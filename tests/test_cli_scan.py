@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
+
+from helpers import concise_rows as codes
+from helpers import write
 
 SILENT_SKIP = """\
 #!/bin/bash
@@ -51,26 +53,6 @@ FLOCK_COMMAND = """\
 #!/usr/bin/env bash
 flock -n /run/user/1000/rotate.lock logrotate /etc/logrotate.conf
 """
-
-
-def write(root: Path, rel: str, text: str | bytes) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        p.write_bytes(text)
-    else:
-        p.write_text(text)
-    return p
-
-
-def codes(out: str) -> list[tuple[str, int, str]]:
-    """(path, line, code) of concise output lines."""
-    rows = []
-    for line in out.splitlines():
-        parts = line.split(":", 3)
-        if len(parts) == 4 and parts[1].isdigit():
-            rows.append((parts[0], int(parts[1]), parts[3].split()[0]))
-    return rows
 
 
 def test_directory_scan_reports_each_finding_and_fails(cli, tmp_path):

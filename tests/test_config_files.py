@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
+from helpers import write
 
 SILENT_SKIP = """\
 #!/bin/bash
@@ -24,13 +24,6 @@ fi
 trap 'rmdir "$STATE/import.lock"' EXIT
 ./import-batch.sh
 """
-
-
-def write(root: Path, rel: str, text: str) -> Path:
-    p = root / rel
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
-    return p
 
 
 def found(out: str) -> list[str]:
