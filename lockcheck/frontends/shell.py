@@ -853,20 +853,7 @@ class _Analyzer:
             if self._stale_list_right is not None:
                 self.stale = self._stale_list_right
                 self._stale_list_right = None
-            self.cond_depth += 1
-            self.stmt(
-                right,
-                Pos(
-                    tested=pos.tested,
-                    on_fail=pos.on_fail,
-                    on_success=pos.on_success,
-                    tail=pos.tail,
-                    rest=pos.rest,
-                    chained=True,
-                ),
-            )
-            self.cond_depth -= 1
-            self.stale = saved
+            self._list_right(right, pos, saved)
         elif op == "&&":
             lp = Pos(
                 tested=True,
@@ -884,23 +871,26 @@ class _Analyzer:
             self._pending_stale_success = None
             self._pending_stale_fail = None
             self._stale_list_right = None
-            self.cond_depth += 1
-            self.stmt(
-                right,
-                Pos(
-                    tested=pos.tested,
-                    on_fail=pos.on_fail,
-                    on_success=pos.on_success,
-                    tail=pos.tail,
-                    rest=pos.rest,
-                    chained=True,
-                ),
-            )
-            self.cond_depth -= 1
-            self.stale = saved
+            self._list_right(right, pos, saved)
         else:
             for c in node.named_children:
                 self.stmt(c, Pos())
+
+    def _list_right(self, right, pos: Pos, saved) -> None:
+        """The right side of `&&`/`||`: run conditionally, in the list's own position; then
+        the stale-holder state from before the list comes back."""
+        self.cond_depth += 1
+        chained = Pos(
+            tested=pos.tested,
+            on_fail=pos.on_fail,
+            on_success=pos.on_success,
+            tail=pos.tail,
+            rest=pos.rest,
+            chained=True,
+        )
+        self.stmt(right, chained)
+        self.cond_depth -= 1
+        self.stale = saved
 
     def _if_parts(self, node):
         """(condition nodes, then stmts, else-part) where else-part is a list of statements or
