@@ -234,3 +234,15 @@ def test_example_is_valid_code(ex):
         [shellcheck, "--severity=warning", "-"], input=ex.text, text=True, capture_output=True
     )
     assert proc.returncode == 0, proc.stdout
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_every_shell_or_python_block_is_a_checked_example(code):
+    """A ```bash or ```python block without bad/good/fixed would never run: not allowed."""
+    from lockcheck.docs import rule_page
+
+    checked = {ex.page_line for ex in docs.examples(code)}
+    for n, line in enumerate(rule_page(code).splitlines(), start=1):
+        fence = line.strip()
+        if fence.startswith("```") and fence[3:].split()[:1] in (["bash"], ["sh"], ["python"]):
+            assert n in checked, f"{code}: unchecked example at page line {n}: {fence}"
