@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 
 from ..model import (
@@ -80,6 +78,9 @@ def _bash_accepts(src: bytes, bats: bool = False) -> bool:
     """Whether ``bash -n`` reads the script (extglob on, as scripts that use it enable it at
     run time).  False when bash rejects it, is missing or does not answer: then the
     tree-sitter verdict stands."""
+    import shutil  # only for the few files tree-sitter finds broken: kept off start-up
+    import subprocess
+
     bash = shutil.which("bash")
     if bash is None:
         return False
