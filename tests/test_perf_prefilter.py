@@ -78,3 +78,92 @@ def test_removal_of_a_camel_case_lock_name_is_analysed():
 
 def test_removal_of_a_pid_file_is_analysed():
     assert codes_at(CLEAN_MARKERS.format(name="backup.pid")) == [("LCK107", 10)]
+
+
+# A job module whose lock code is linked to the rest through a caller (the lock name comes
+# from the call site), an attribute bound in __init__ and a script-wide logging set-up.  With
+# hundreds of unrelated functions around it (only the lock-related part goes to libcst), every
+# finding must be the one the short module gives.
+LINKED_JOB = """\
+#!/usr/bin/env python3
+import fcntl
+import logging
+import os
+import sys
+
+LOG = logging.getLogger("sync")
+
+
+class Job:
+    def __init__(self, name):
+        self.path = os.path.join("/tmp", name + ".lock")
+
+    def take(self):
+        self.fh = open(self.path, "w")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            LOG.info("busy")
+            sys.exit(0)
+
+    def close(self):
+        os.remove(self.path)
+
+
+def run(job):
+    job.take()
+    try:
+        copy_files()
+    finally:
+        job.close()
+
+
+def copy_files():
+    pass
+
+
+def main():
+    run(Job("nightly"))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _padding(n: int) -> str:
+    out = []
+    for i in range(n):
+        out.append(
+            f"\n\ndef helper_{i}(rows, out=None):\n"
+            f"    total = sum(r * {i} for r in rows)\n"
+            "    if out is not None:\n"
+            "        out.append(total)\n"
+            f"    return {{'id': {i}, 'total': total}}\n"
+        )
+        out.append(f"\n\nclass Model{i}:\n    def value(self):\n        return helper_{i}([1])\n")
+    return "".join(out)
+
+
+def test_unrelated_functions_never_change_the_findings():
+    short = codes_at(LINKED_JOB)
+    assert short == [("LCK502", 15), ("LCK401", 20), ("LCK201", 23)]
+    assert codes_at(LINKED_JOB + _padding(300)) == short
+    # padding before the lock code too: the same findings, moved down by the added lines
+    pad = _padding(40).lstrip("\n") + "\n\n"
+    head, sep, tail = LINKED_JOB.partition("class Job:")
+    moved = codes_at(head + pad + sep + tail)
+    assert moved == [(code, line + pad.count("\n")) for code, line in short]
+
+
+def test_a_linked_function_far_away_still_counts():
+    # a log file configured in a function far below makes the skip recorded: no LCK401
+    far = LINKED_JOB.replace(
+        'if __name__ == "__main__":',
+        _padding(200) + "\n\ndef setup_logging():\n"
+        '    logging.basicConfig(filename="/var/log/sync.log")\n\n\n'
+        'if __name__ == "__main__":\n    setup_logging()',
+    )
+    assert "LCK401" in {code for code, _line in codes_at(LINKED_JOB)}
+    assert "LCK401" not in {code for code, _line in codes_at(far)}
+    assert "LCK201" in {code for code, _line in codes_at(far)}

@@ -17,6 +17,7 @@ import io
 import os
 import re
 import tokenize
+import warnings
 from typing import Any
 
 from ..model import (
@@ -38,42 +39,9 @@ from ..model import (
     Removal,
     Span,
 )
-from ..paths import lockish_name, lockish_text
-
-_PREFILTER_TOKENS = (
-    "fcntl",
-    "lock",
-    "Lock",
-    "LOCK",
-    "pid",
-    "PID",
-    "O_EXCL",
-    "mkdir",
-    "makedirs",
-    "link(",
-    "kill",
-    "touch(",
-    "exists(",
-    "isfile(",
-    "is_file(",
-    "unlink",
-    "remove(",
-    "rmdir",
-    "rmtree",
-    "Popen",
-    "fork",
-    "'x",
-    '"x',
-    "atexit",
-)
-# the same tokens as a pattern (for callers that want a regex)
-PREFILTER = re.compile("|".join(re.escape(t) for t in _PREFILTER_TOKENS))
-
-
-def may_hold_lock(text: str) -> bool:
-    """The cheap text pre-filter (substring tests run at C speed)."""
-    return any(t in text for t in _PREFILTER_TOKENS)
-
+from ..paths import lockish_name
+from .python_gate import may_hold_lock, needs_analysis
+from .python_slice import slice_text
 
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
 WORK_BUDGET = 4000  # resolution steps for one path or pid (call-site fan-out is bounded)
@@ -84,7 +52,7 @@ LIBRARY_MODULES = ("fcntl", "filelock", "portalocker", "fasteners")
 def parse(path: str, text: str) -> FileFacts:
     facts = FileFacts(path=path, language="python", text=text)
     try:
-        if len(text) > MAX_CHARS or not may_hold_lock(text):
+        if len(text) > MAX_CHARS:
             return facts
         _analyse(facts)
     except Exception:  # noqa: BLE001 - no exception may escape a frontend
@@ -117,10 +85,19 @@ def _one_line(msg: str) -> str:
 def _analyse(facts: FileFacts) -> None:
     text = facts.text
     ast_error: tuple[int, str] | None = None
+    tree: ast.Module | None = None
+    if not may_hold_lock(text):
+        # Nothing in the text can take, test, break or remove a lock.  Not even CPython's
+        # parser runs: on ordinary code that parse alone costs more than a full ruff run,
+        # so a syntax error in such a file is left to the Python tooling (LCK000 is about
+        # files lockcheck has to read).
+        return
     try:
-        tree = ast.parse(text)
-        if not _relevant(tree, text):
-            return  # nothing that can take, break or remove a lock: libcst is not needed
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning/DeprecationWarning on stderr
+            tree = _parse_ast(text)  # LCK000 is CPython's verdict
+        if not needs_analysis(tree):
+            return  # nothing that can take, test, break or remove a lock: no libcst
         facts.comments = _comments(text)
     except SyntaxError as e:
         ast_error = (e.lineno or 1, _one_line(e.msg))
@@ -130,7 +107,9 @@ def _analyse(facts: FileFacts) -> None:
         # too deep for the Python-level AST (and for libcst, which would hang or overflow
         # the C stack): not analysed.  LCK000 only when CPython cannot compile it either.
         try:
-            compile(text, facts.path or "<script>", "exec", dont_inherit=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(text, facts.path or "<script>", "exec", dont_inherit=True)
         except (SyntaxError, RecursionError, ValueError, MemoryError):
             facts.parse_errors.append(
                 ParseError(Span(1, 1, 1, 1, 0, 0), "expressions nested too deeply to compile")
@@ -148,7 +127,7 @@ def _analyse(facts: FileFacts) -> None:
     import libcst as cst  # lazily: only files that may hold a lock pay for it
 
     try:
-        module = cst.parse_module(text)
+        module = _parse_cst(cst, text, tree)
     except cst.ParserSyntaxError as e:
         if ast_error is not None:
             # CPython's line: libcst's points one token later (often the next line)
@@ -161,98 +140,29 @@ def _analyse(facts: FileFacts) -> None:
     _Analyzer(facts, module).run()
 
 
-_LIB_NAMES = {
-    "flock",
-    "lockf",
-    "FileLock",
-    "SoftFileLock",
-    "UnixFileLock",
-    "InterProcessLock",
-    "portalocker",
-    "fasteners",
-    "O_EXCL",
-    "kill",
-    "killpg",
-    "pid_exists",
-    "psutil",
-}
-# ``terminate``/``send_signal`` are psutil's only through ``psutil.Process``: a file that
-# imports psutil is relevant by the import (``proc.terminate()`` of a subprocess is not)
-_RELEVANT_MODULES = (*LIBRARY_MODULES, "psutil")
-_CREATE_NAMES = {"mkdir", "makedirs", "link", "symlink", "symlink_to", "hardlink_to", "touch"}
-_WRITE_NAMES = {"open", "write_text", "write_bytes", "touch", "mkdir", "makedirs"}
-_REMOVE_NAMES = {"remove", "unlink", "rmdir", "rmtree", "removedirs"}
-_TEST_NAMES = {"exists", "isfile", "is_file", "lexists"}
-_LOCKISH_TEXT = re.compile(r"(?i)lock|pid|lck|mutex|running")
+def _parse_cst(cst: Any, text: str, tree: ast.Module | None) -> Any:
+    """libcst's module of the text, with the functions no lock fact can involve dropped
+    (see ``python_slice``); the whole text if the sliced one does not parse."""
+    if tree is not None:
+        try:
+            sliced = slice_text(tree, text)
+        except (RecursionError, ValueError, AttributeError, IndexError):
+            sliced = text
+        if sliced is not text:
+            try:
+                return cst.parse_module(sliced)
+            except (cst.ParserSyntaxError, RecursionError):
+                pass
+    return cst.parse_module(text)
 
 
-def _call_name(node: ast.Call) -> str:
-    f = node.func
-    if isinstance(f, ast.Name):
-        return f.id
-    if isinstance(f, ast.Attribute):
-        return f.attr
-    return ""
-
-
-def _relevant(tree: ast.AST, text: str) -> bool:
-    """Second, exact-enough filter on CPython's AST (C speed): could this file take, test,
-    break or remove a lock?  When not, libcst is never imported."""
-    removes = tests = lockish = False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            if node.attr in _LIB_NAMES:
-                return True
-        elif isinstance(node, ast.Name):
-            if node.id in _LIB_NAMES:
-                return True
-        elif isinstance(node, ast.alias):
-            if node.name.split(".")[0] in LIBRARY_MODULES or node.name in _LIB_NAMES:
-                return True
-        elif isinstance(node, ast.ImportFrom):
-            if (node.module or "").split(".")[0] in _RELEVANT_MODULES:
-                return True
-            if node.module == "django.core.files" or node.module == "django.core.files.locks":
-                return True
-        elif isinstance(node, ast.Call):
-            name = _call_name(node)
-            if name == "open":
-                for a in list(node.args[1:2]) + [k.value for k in node.keywords if k.arg == "mode"]:
-                    if isinstance(a, ast.Constant) and isinstance(a.value, str) and "x" in a.value:
-                        return True
-                if node.args and isinstance(node.args[0], ast.Constant):
-                    v = node.args[0].value
-                    if isinstance(v, str) and "x" in v:
-                        return True  # Path(p).open("x")
-            elif name in _REMOVE_NAMES:
-                removes = True
-            elif name in _TEST_NAMES:
-                tests = True
-        elif isinstance(node, ast.Try):
-            for sub in node.body:
-                for n in ast.walk(sub):
-                    if isinstance(n, ast.Call) and _call_name(n) in _CREATE_NAMES:
-                        return True
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and not lockish:
-            # whole name words, as the checks judge a lock name: not `blocking`, `clock`
-            lockish = bool(_LOCKISH_TEXT.search(node.value)) and lockish_text(node.value)
-        if removes and (lockish or tests):
-            return True
-    if removes:
-        # a probe: a create right before a removal
-        for node in ast.walk(tree):
-            for field in ("body", "orelse", "finalbody"):
-                body = getattr(node, field, None)
-                if not isinstance(body, list):
-                    continue
-                for a, b in zip(body, body[1:], strict=False):
-                    if _has_call(a, _WRITE_NAMES) and _has_call(b, _REMOVE_NAMES):
-                        return True
-    return False
-
-
-def _has_call(stmt: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Call) and _call_name(n) in names for n in ast.walk(stmt))
+def _parse_ast(text: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except UnicodeEncodeError:
+        # undecodable bytes kept as surrogates: a file in the legacy encoding its coding
+        # comment declares, which CPython reads from the bytes
+        return ast.parse(text.encode("utf-8", "surrogateescape"))
 
 
 def _libcst_safe(text: str, message: str) -> bool:

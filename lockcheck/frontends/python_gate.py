@@ -1,0 +1,559 @@
+"""Which Python files need the full (libcst) analysis.
+
+Every Python file is parsed by CPython (LCK000 needs its verdict), but only a small share can
+hold a lock fact; libcst costs about fifty times as much per file, so a file goes on only when
+it has an *anchor* of one:
+
+- a lock API: ``flock``/``lockf``, filelock, portalocker, fasteners, django's file locks;
+- an exclusive create: an ``"x"`` mode, ``O_EXCL``, or a create call (mkdir, link,
+  ``touch``...) inside a ``try``;
+- a PID liveness test or kill: ``kill``, ``killpg``, ``pid_exists``, psutil;
+- a removal (``os.remove``/``unlink``/``rmdir``/``rmtree``, ``Path.unlink``...) that is
+  part of a probe (a create right before it), of a check-then-create (an existence test
+  guarding a create), or whose target can be traced to a lock-like name (a string or an
+  identifier such as ``job.lock``, ``pidfile``, ``LOCK_DIR``).
+
+Both tests over-approximate what the analyser turns into facts: a file that fails them holds
+none, so skipping it changes no finding.  :func:`may_hold_lock` is the same test on the raw
+text (a regular expression, C speed); it decides whether the AST is walked at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from ..paths import lockish_text
+
+KILL_NAMES = frozenset({"kill", "killpg"})
+LIB_NAMES = frozenset(
+    {
+        "flock",
+        "lockf",
+        "FileLock",
+        "SoftFileLock",
+        "UnixFileLock",
+        "InterProcessLock",
+        "portalocker",
+        "fasteners",
+        "O_EXCL",
+        "pid_exists",
+        "psutil",
+    }
+)
+LIB_MODULES = ("filelock", "portalocker", "fasteners", "psutil")
+# creating a name; with an exclusive outcome inside a ``try`` (open is judged by its mode)
+CREATE_NAMES = frozenset(
+    {"mkdir", "makedirs", "link", "symlink", "symlink_to", "hardlink_to", "touch"}
+)
+WRITE_NAMES = CREATE_NAMES | {"open", "write_text", "write_bytes"}
+OPEN_NAMES = frozenset({"open", "fdopen"})
+TEST_NAMES = frozenset({"exists", "isfile", "is_file", "lexists"})
+REMOVE_FUNCS = frozenset({"remove", "unlink", "rmdir", "rmtree", "removedirs"})
+REMOVE_METHODS = frozenset({"unlink", "rmdir"})  # Path methods: the receiver is removed
+OS_MODULES = frozenset({"os", "shutil"})
+MODE_X = re.compile(r"[rwabtU+]*x[rwabtU+]*\Z")
+REACH_BUDGET = 5000  # nodes visited when tracing removal targets; beyond it: analyse
+
+# the text test: plain substring tests first (C speed), a pattern only to confirm
+_STRONG = (
+    "flock",
+    "lockf",
+    "FileLock",
+    "InterProcessLock",
+    "portalocker",
+    "fasteners",
+    "filelock",
+    "fcntl",
+    "O_EXCL",
+    "pid_exists",
+    "psutil",
+    "django.core.files",
+    "unlink",
+    "rmdir",
+    "rmtree",
+    "removedirs",
+)
+_CREATE_TEXT = ("mkdir", "makedirs", "link(", "symlink", "hardlink_to", "touch(")
+_MODE_TEXT = re.compile(r"""(['"])[rwabtU+]*x[rwabtU+]*\1""")  # an exclusive-create mode
+_OS_ALIAS = re.compile(r"\bimport\s+os\s+as\b|\bfrom\s+(?:os|posix)\s+import\b")
+
+
+def _os_call(text: str, word: str) -> bool:
+    """``os.word``, a bare ``word(`` (``from os import word``), or any use of ``word`` in a
+    file that imports os under another name."""
+    i = text.find(word)
+    if i < 0:
+        return False
+    if _OS_ALIAS.search(text):
+        return True
+    while i >= 0:
+        before = text[max(0, i - 3) : i]
+        if before == "os.":
+            return True
+        prev = before[-1:]
+        if not prev or not (prev.isalnum() or prev in "._"):
+            rest = text[i + len(word) : i + len(word) + 3].lstrip(" pg")
+            if rest.startswith("("):
+                return True
+        i = text.find(word, i + len(word))
+    return False
+
+
+def may_hold_lock(text: str) -> bool:
+    """The text test: False means the file holds no lock fact."""
+    if any(t in text for t in _STRONG):
+        return True
+    if "open" in text and ("x'" in text or 'x"' in text or "x+" in text or "xb" in text):
+        if _MODE_TEXT.search(text):
+            return True
+    if _os_call(text, "remove") or _os_call(text, "kill"):
+        return True
+    return "try" in text and any(t in text for t in _CREATE_TEXT)
+
+
+def _func_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _creates(node: ast.AST) -> bool:
+    """A call that makes a name, without ``exist_ok=True`` (which never fails on a clash)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and _func_name(n.func) in CREATE_NAMES:
+            if not any(
+                k.arg == "exist_ok" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in n.keywords
+            ):
+                return True
+    return False
+
+
+FILE_EXISTS_ERRORS = frozenset(
+    {
+        "FileExistsError",
+        "OSError",
+        "IOError",
+        "EnvironmentError",
+        "Exception",
+        "BaseException",
+        "error",
+    }
+)
+DECIDING_CALLS = frozenset({"exit", "_exit", "quit", "kill", "killpg"}) | REMOVE_FUNCS
+# names that say nothing about which file an expression names
+PATH_PLUMBING = frozenset(
+    {
+        "os",
+        "path",
+        "join",
+        "Path",
+        "PurePath",
+        "str",
+        "shutil",
+        "pathlib",
+        "abspath",
+        "expanduser",
+        "dirname",
+        "basename",
+        "realpath",
+        "fspath",
+        "format",
+        "resolve",
+    }
+)
+
+
+def _decides_on_clash(handler: ast.ExceptHandler) -> bool:
+    """The handler catches a clash (FileExistsError or wider) and leaves, skips, retries or
+    takes over: a superset of what the analyser reads as a busy branch."""
+    if handler.type is not None:
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if not any(_func_name(t) in FILE_EXISTS_ERRORS for t in types):
+            return False
+    for n in ast.walk(handler):
+        if isinstance(n, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+            return True
+        if isinstance(n, ast.Call) and _func_name(n.func) in DECIDING_CALLS:
+            return True
+    return False
+
+
+def _call_targets(call: ast.Call) -> list[ast.expr]:
+    out = [*call.args[:2], *(k.value for k in call.keywords)]
+    if isinstance(call.func, ast.Attribute):
+        out.append(call.func.value)
+    return out
+
+
+def _created_in(node: ast.AST) -> list[ast.expr]:
+    """The names that calls inside ``node`` may create (opens for reading excluded)."""
+    out: list[ast.expr] = []
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Call) or _func_name(n.func) not in WRITE_NAMES:
+            continue
+        if _func_name(n.func) in OPEN_NAMES:
+            modes = [k.value for k in n.keywords if k.arg == "mode"] + n.args[1:2]
+            if isinstance(n.func, ast.Attribute):
+                modes += n.args[:1]
+            if not modes and isinstance(n.func, ast.Name):
+                continue  # open(p): reading
+            if modes and all(
+                isinstance(m, ast.Constant)
+                and isinstance(m.value, str)
+                and not set("wax+") & set(m.value)
+                for m in modes
+            ):
+                continue
+        out.extend(_call_targets(n))
+    return out
+
+
+def _tokens(exprs: list[ast.expr]) -> tuple[set[str], set[object]]:
+    dumps: set[str] = set()
+    words: set[object] = set()
+    for e in exprs:
+        dumps.add(ast.dump(e))
+        for n in ast.walk(e):
+            if isinstance(n, ast.Name) and n.id not in PATH_PLUMBING:
+                words.add(n.id)
+            elif isinstance(n, ast.Attribute) and n.attr not in PATH_PLUMBING:
+                words.add(n.attr)
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                words.add(n.value)
+    return dumps, words
+
+
+def _related(a: list[ast.expr], b: list[ast.expr]) -> bool:
+    """Whether two sets of path expressions may name the same file: the same expression, or
+    a shared variable, attribute or string (path plumbing such as ``os.path.join`` aside)."""
+    if not a or not b:
+        return False
+    da, wa = _tokens(a)
+    db, wb = _tokens(b)
+    return bool(da & db or wa & wb)
+
+
+def _has_call(node: ast.AST, names: frozenset[str]) -> bool:
+    return any(isinstance(n, ast.Call) and _func_name(n.func) in names for n in ast.walk(node))
+
+
+class _Gate:
+    def __init__(self, tree: ast.AST) -> None:
+        self.tree = tree
+        self.module_aliases: dict[str, str] = {}  # local name -> module (os, shutil)
+        self.removals: list[tuple[ast.expr, list[ast.expr]]] = []  # (func, target exprs)
+        self.exists_ifs: list[ast.If] = []
+        self.blocks: list[list[ast.stmt]] = []
+        self.kill_receivers: list[str] = []  # X of X.kill(...): os only
+        self.x_mode_const = False  # an exclusive mode string anywhere
+        self.open_modes: list[ast.expr] = []  # open() modes that are not literals
+
+    def anchored(self) -> bool:
+        return self.anchor() is not None
+
+    def anchor(self) -> str | None:
+        """The first anchor found, named (None: the file holds no lock fact)."""
+        for node in ast.walk(self.tree):
+            t = type(node)
+            if t is ast.Name:
+                if node.id in LIB_NAMES:
+                    return node.id
+            elif t is ast.Attribute:
+                if node.attr in KILL_NAMES:
+                    # os.kill; proc.kill() of a subprocess is not about a stored PID
+                    if isinstance(node.value, ast.Name):
+                        self.kill_receivers.append(node.value.id)
+                elif node.attr in LIB_NAMES:
+                    return node.attr
+            elif t is ast.Constant:
+                if isinstance(node.value, str) and MODE_X.match(node.value):
+                    self.x_mode_const = True
+            elif t is ast.Call:
+                if self._call(node):
+                    return "exclusive open"
+            elif t is ast.If:
+                if _has_call(node.test, TEST_NAMES):
+                    self.exists_ifs.append(node)
+            elif t is ast.Import:
+                for a in node.names:
+                    top = a.name.split(".")[0]
+                    if top in LIB_MODULES:
+                        return top
+                    if a.name in OS_MODULES:
+                        self.module_aliases[a.asname or a.name] = a.name
+            elif t is ast.ImportFrom:
+                mod = node.module or ""
+                if mod.split(".")[0] in LIB_MODULES or mod.startswith("django.core.files"):
+                    return mod
+                for a in node.names:
+                    if a.name in LIB_NAMES or (mod in ("os", "posix") and a.name in KILL_NAMES):
+                        return a.name
+                    if a.name in OS_MODULES:
+                        self.module_aliases[a.asname or a.name] = a.name
+            elif t is ast.Try or t.__name__ == "TryStar":
+                if any(_decides_on_clash(h) for h in node.handlers) and any(
+                    _creates(s) for s in node.body
+                ):
+                    return "create under a clash handler"
+            if t in (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) or (
+                isinstance(node, ast.stmt) and hasattr(node, "body")
+            ):
+                for field in ("body", "orelse", "finalbody"):
+                    body = getattr(node, field, None)
+                    if isinstance(body, list) and len(body) > 1:
+                        self.blocks.append(body)
+            elif t is ast.ExceptHandler and len(node.body) > 1:
+                self.blocks.append(node.body)
+        if self.x_mode_const and self.open_modes and self._exclusive_mode():
+            return "exclusive mode"  # open(p, mode) with mode = "x" bound somewhere
+        if any(self.module_aliases.get(r) == "os" or r == "os" for r in self.kill_receivers):
+            return "os.kill"
+        self.removals = [
+            (f, targets)
+            for f, targets in self.removals
+            if not isinstance(f, ast.Attribute)
+            or f.attr != "remove"
+            or (isinstance(f.value, ast.Name) and f.value.id in self.module_aliases)
+        ]
+        if not self.removals:
+            return None
+        if self._probe():
+            return "probe"
+        if self._check_then_create():
+            return "check then create"
+        if self._lockish_removal():
+            return "lock-like removal"
+        return None
+
+    def _call(self, node: ast.Call) -> bool:
+        """Records removals; True for an open() with an exclusive mode."""
+        func = node.func
+        name = _func_name(func)
+        args = [*node.args, *(k.value for k in node.keywords)]
+        if name in OPEN_NAMES:
+            modes = [k.value for k in node.keywords if k.arg == "mode"] + node.args[1:2]
+            if isinstance(func, ast.Attribute):
+                modes += node.args[:1]  # Path.open(mode), os.fdopen(fd, mode)
+            for a in modes:
+                if isinstance(a, ast.Constant):
+                    if isinstance(a.value, str) and MODE_X.match(a.value):
+                        return True
+                else:
+                    self.open_modes.append(a)
+        elif name in REMOVE_FUNCS:
+            targets = list(args)
+            if name in REMOVE_METHODS and isinstance(func, ast.Attribute):
+                targets.append(func.value)
+            self.removals.append((func, targets))
+        elif name == "register" and node.args and _func_name(node.args[0]) in REMOVE_FUNCS:
+            # atexit.register(os.remove, path)
+            self.removals.append((node.args[0], args[1:]))
+        return False
+
+    def _removed_in(self, node: ast.AST) -> list[ast.expr]:
+        """The targets of the removals inside ``node``."""
+        funcs = {id(f): targets for f, targets in self.removals}
+        return [t for n in ast.walk(node) if id(n) in funcs for t in funcs[id(n)]]
+
+    def _probe(self) -> bool:
+        """A create right before a removal of the same name."""
+        for body in self.blocks:
+            for a, b in zip(body, body[1:], strict=False):
+                if hasattr(b, "body"):
+                    continue  # the removal is a statement of its own, right after the create
+                if isinstance(a, (ast.With, ast.AsyncWith)):
+                    created = [t for item in a.items for t in _created_in(item)]
+                elif hasattr(a, "body"):
+                    continue
+                else:
+                    created = _created_in(a)
+                removed = self._removed_in(b)
+                if removed and _related(created, removed):
+                    return True
+        return False
+
+    def _check_then_create(self) -> bool:
+        if not self.exists_ifs:
+            return False
+        parents: dict[int, list[ast.stmt]] = {}
+        for body in self.blocks:
+            for st in body:
+                parents[id(st)] = body
+        removed = [t for _f, targets in self.removals for t in targets]
+        for ifn in self.exists_ifs:
+            tested = [
+                a
+                for n in ast.walk(ifn.test)
+                if isinstance(n, ast.Call) and _func_name(n.func) in TEST_NAMES
+                for a in _call_targets(n)
+            ]
+            region: list[ast.stmt] = list(ifn.body)
+            body = parents.get(id(ifn))
+            if body is not None:
+                region += body[body.index(ifn) + 1 :]
+            created = [t for st in region for t in _created_in(st)]
+            if _related(tested, created) and _related(tested, removed):
+                return True
+        return False
+
+    # tracing a removal target to the names and strings its path may be built from -----
+    # The analyser resolves a name through its assignments, a parameter through the call
+    # sites, ``self.X`` through the class's assignments and a loop variable through a glob;
+    # anything else (another object's attribute, a call of the script's own function) stays
+    # unknown and is shown as written.  So what can make a removed path look like a lock is:
+    # the removal's own expression, and the strings and names reached along those links.
+    def _index(self) -> None:
+        """Bindings by (scope, name) as the analyser's lookup sees them: a function is a
+        scope, a class body is not; parameters with their positions; calls by name."""
+        names: dict[tuple[int, str], list[ast.AST]] = {}
+        attrs: dict[str, list[ast.AST]] = {}  # self.X / cls.X, whatever the class
+        params: dict[tuple[int, str], tuple[str, int | None, ast.AST | None]] = {}
+        calls: dict[str, list[ast.Call]] = {}
+        scope_of: dict[int, int] = {}  # Name node -> its function (0: the module)
+        outer: dict[int, int] = {}
+
+        def bind(target: ast.AST, value: ast.AST | None, scope: int) -> None:
+            if value is None:
+                return
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    names.setdefault((scope, n.id), []).append(value)
+                elif _self_attr(n):
+                    attrs.setdefault(n.attr, []).append(value)
+
+        stack: list[tuple[ast.AST, int, str | None]] = [(self.tree, 0, None)]
+        while stack:
+            node, scope, cls = stack.pop()
+            t = type(node)
+            if t is ast.Name:
+                scope_of[id(node)] = scope
+                continue
+            if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+                fid = id(node)
+                outer[fid] = scope
+                a = node.args
+                positional = [*a.posonlyargs, *a.args]
+                defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults))
+                defaults += a.defaults
+                # __init__ is called by the class's name
+                callee = cls if node.name == "__init__" and cls else node.name
+                for i, (p, d) in enumerate(zip(positional, defaults, strict=False)):
+                    params[(fid, p.arg)] = (callee, i, d)
+                for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False):
+                    params[(fid, p.arg)] = (callee, None, d)
+                for x in (a.vararg, a.kwarg):
+                    if x is not None:
+                        params[(fid, x.arg)] = (callee, None, None)
+                for d in [*node.decorator_list, *a.defaults, *a.kw_defaults]:
+                    if d is not None:
+                        stack.append((d, scope, cls))
+                stack.extend((st, fid, None) for st in node.body)
+                continue
+            if t is ast.ClassDef:
+                stack.extend((st, scope, node.name) for st in node.body)
+                stack.extend((b, scope, cls) for b in [*node.bases, *node.decorator_list])
+                continue
+            if t is ast.Assign:
+                for tg in node.targets:
+                    bind(tg, node.value, scope)
+            elif t in (ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
+                bind(node.target, node.value, scope)
+            elif t in (ast.For, ast.AsyncFor):
+                bind(node.target, node.iter, scope)
+            elif t is ast.withitem:
+                if node.optional_vars is not None:
+                    bind(node.optional_vars, node.context_expr, scope)
+            elif t is ast.Call:
+                name = _func_name(node.func)
+                if name:
+                    calls.setdefault(name, []).append(node)
+            stack.extend((c, scope, cls) for c in ast.iter_child_nodes(node))
+        self.names, self.attrs, self.params, self.calls = names, attrs, params, calls
+        self.scope_of, self.outer = scope_of, outer
+
+    def _values(self, name: ast.Name) -> list[ast.AST]:
+        """What the analyser may resolve a name to: its bindings in the nearest scope that
+        has any, or the parameter's values at the call sites (and its default)."""
+        scope = self.scope_of.get(id(name), 0)
+        while True:
+            vals = self.names.get((scope, name.id))
+            if vals:
+                return vals
+            p = self.params.get((scope, name.id))
+            if p is not None:
+                callee, index, default = p
+                out: list[ast.AST] = [default] if default is not None else []
+                for c in self.calls.get(callee, ()):
+                    out.extend(k.value for k in c.keywords if k.arg == name.id)
+                    if index is not None:
+                        # a method's call sites do not pass self: either position may hold it
+                        out.extend(c.args[max(0, index - 1) : index + 1])
+                return out
+            if scope == 0:
+                return []
+            scope = self.outer.get(scope, 0)
+
+    def _lockish_removal(self) -> bool:
+        work: list[ast.AST] = []
+        for _f, targets in self.removals:
+            for t in targets:
+                # the removal's own expression is what a message shows when it stays unknown
+                for n in ast.walk(t):
+                    ident = n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)
+                    if isinstance(ident, str) and lockish_text(ident):
+                        return True
+                work.append(t)
+        return self._reaches(work, lockish_text, names_count=True)
+
+    def _exclusive_mode(self) -> bool:
+        """An open() whose mode is an expression that may hold an exclusive mode string."""
+        return self._reaches(list(self.open_modes), MODE_X.match, names_count=False)
+
+    def _reaches(self, work: list[ast.AST], hit: Any, names_count: bool) -> bool:
+        """Whether a string ``hit`` accepts (or, with ``names_count``, a variable name) is
+        reachable from the expressions along assignments, parameters and ``self.X``."""
+        if not hasattr(self, "names"):
+            self._index()
+        strings: list[str] = []
+        seen: set[int] = set()
+        followed: set[tuple[str, str]] = set()
+        visited = 0
+        while work:
+            node = work.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            for n in ast.walk(node):
+                visited += 1
+                if visited > REACH_BUDGET:
+                    return True  # too tangled to trace cheaply: let the analyser judge
+                if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    if hit(n.value):
+                        return True
+                    strings.append(n.value)
+                elif isinstance(n, ast.Name):
+                    if names_count and hit(n.id):
+                        return True
+                    work.extend(self._values(n))
+                elif _self_attr(n) and ("a", n.attr) not in followed:
+                    followed.add(("a", n.attr))
+                    work.extend(self.attrs.get(n.attr, ()))
+        return names_count and bool(hit("".join(strings)))
+
+
+def _self_attr(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("self", "cls")
+    )
+
+
+def needs_analysis(tree: ast.AST) -> bool:
+    """The AST test: False means the file holds no lock fact."""
+    return _Gate(tree).anchored()

@@ -1,0 +1,210 @@
+"""Dropping the functions of a Python file that cannot matter to any lock fact.
+
+libcst's cost grows with the size of the file, and the files that pass the gate are often big
+test or library modules where one function of hundreds touches a lock.  Before libcst sees
+such a file, every function that neither touches a file, a process or a lock nor is linked to
+one that does is replaced by ``pass``.  The text keeps its length, and every kept character
+keeps its offset, line and column, so spans, comments and fixes are computed exactly as on
+the whole file.
+
+Kept, besides all module-level and class-level statements:
+
+- *seeds*: functions that use the lock, file, process, exit-hook or logging vocabulary the
+  analyser reads (or a lock-like name);
+- their callers, transitively (call-site arguments, helpers whose result decides a skip),
+  and the users of an attribute or global a kept function binds to such a value;
+- the callees of everything kept, transitively (exit helpers, path helpers), and the
+  functions that bind an attribute a kept function reads.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..paths import lockish_text
+from .python_gate import (
+    KILL_NAMES,
+    LIB_NAMES,
+    OPEN_NAMES,
+    REMOVE_FUNCS,
+    TEST_NAMES,
+    WRITE_NAMES,
+)
+
+SEED_NAMES = (
+    LIB_NAMES
+    | KILL_NAMES
+    | OPEN_NAMES
+    | REMOVE_FUNCS
+    | TEST_NAMES
+    | WRITE_NAMES
+    | {
+        "remove",
+        "O_CREAT",
+        "rename",
+        "replace",
+        "move",
+        "renames",
+        "register",
+        "atexit",
+        "signal",
+        "getmtime",
+        "getctime",
+        "st_mtime",
+        "st_ctime",
+        "st_ino",
+        "FileHandler",
+        "RotatingFileHandler",
+        "TimedRotatingFileHandler",
+        "WatchedFileHandler",
+        "SysLogHandler",
+        "basicConfig",
+        "dictConfig",
+        "fileConfig",
+        "dup2",
+        "stdout",
+        "stderr",
+        "Popen",
+        "fork",
+        "Process",
+        "acquire",
+        "release",
+        "Timeout",
+        "getpid",
+        "fcntl",
+        "filelock",
+    }
+)
+_DEF = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class _Unit:
+    __slots__ = ("node", "name", "refs", "self_refs", "binds", "seedish_binds", "globals", "seed")
+
+    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None) -> None:
+        self.node = node
+        # __init__ is reached through the class's name
+        self.name = cls if node.name == "__init__" and cls else node.name
+        self.refs: set[str] = set()  # names and attribute names used
+        self.self_refs: set[str] = set()  # self.X read
+        self.binds: set[str] = set()  # attributes stored
+        self.seedish_binds: set[str] = set()  # self.X / globals bound to a seed-like value
+        self.globals: set[str] = set()
+        self.seed = False
+        strings = False
+        for n in ast.walk(node):
+            t = type(n)
+            if t is ast.Name:
+                self.refs.add(n.id)
+            elif t is ast.Attribute:
+                self.refs.add(n.attr)
+                if isinstance(n.ctx, ast.Store):
+                    self.binds.add(n.attr)
+                elif isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
+                    self.self_refs.add(n.attr)
+            elif t is ast.Global:
+                self.globals.update(n.names)
+            elif t is ast.Constant and isinstance(n.value, str) and not strings:
+                strings = lockish_text(n.value)
+            elif t in (ast.Assign, ast.AnnAssign) and n.value is not None and _seedish(n.value):
+                targets = n.targets if t is ast.Assign else [n.target]
+                for tg in targets:
+                    for x in ast.walk(tg):
+                        if isinstance(x, ast.Attribute):
+                            self.seedish_binds.add(x.attr)
+                        elif isinstance(x, ast.Name):
+                            self.seedish_binds.add(x.id)
+        self.seed = (
+            strings or bool(self.refs & SEED_NAMES) or any(lockish_text(r) for r in self.refs)
+        )
+
+
+def _seedish(value: ast.AST) -> bool:
+    for n in ast.walk(value):
+        if isinstance(n, ast.Name) and (n.id in SEED_NAMES or lockish_text(n.id)):
+            return True
+        if isinstance(n, ast.Attribute) and (n.attr in SEED_NAMES or lockish_text(n.attr)):
+            return True
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and lockish_text(n.value):
+            return True
+    return False
+
+
+def _units(body: list[ast.stmt], cls: str | None, out: list[_Unit]) -> list[_Unit]:
+    for st in body:
+        if isinstance(st, _DEF):
+            out.append(_Unit(st, cls))
+        elif isinstance(st, ast.ClassDef):
+            _units(st.body, st.name, out)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                sub = getattr(st, field, None)
+                if isinstance(sub, list):
+                    _units([s for s in sub if isinstance(s, ast.stmt)], cls, out)
+            for h in getattr(st, "handlers", None) or ():
+                _units(h.body, cls, out)
+    return out
+
+
+def _kept(units: list[_Unit]) -> set[int]:
+    by_name: dict[str, list[int]] = {}
+    for i, u in enumerate(units):
+        by_name.setdefault(u.name, []).append(i)
+    up = {i for i, u in enumerate(units) if u.seed}
+    # callers, and users of what a kept function binds to a lock-like value
+    changed = True
+    while changed:
+        changed = False
+        names = {units[i].name for i in up}
+        bound: set[str] = set()
+        for i in up:
+            bound |= units[i].seedish_binds
+        for i, u in enumerate(units):
+            if i not in up and (u.refs & names or u.self_refs & bound or u.refs & bound):
+                up.add(i)
+                changed = True
+    # callees of everything kept, and the binders of what it reads
+    binders: dict[str, list[int]] = {}
+    for j, v in enumerate(units):
+        for attr in v.binds:
+            binders.setdefault(attr, []).append(j)
+    kept = set(up)
+    work = list(up)
+    while work:
+        u = units[work.pop()]
+        for j in [j for ref in u.refs for j in by_name.get(ref, ())] + [
+            j for attr in u.self_refs for j in binders.get(attr, ())
+        ]:
+            if j not in kept:
+                kept.add(j)
+                work.append(j)
+    return kept
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+
+
+def slice_text(tree: ast.Module, text: str) -> str:
+    """``text`` with the functions no lock fact can involve replaced by ``pass``: same
+    length, same offsets for everything kept.  Returns ``text`` itself when all are kept."""
+    units = _units(tree.body, None, [])
+    if not units:
+        return text
+    kept = _kept(units)
+    drop = [u.node for i, u in enumerate(units) if i not in kept]
+    if not drop:
+        return text
+    lines = [m.group(0) for m in _LINE.finditer(text)]
+    for node in drop:
+        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        for ln in range(first - 1, node.end_lineno or node.lineno):
+            line = lines[ln]
+            body = line.rstrip("\r\n")
+            blank = re.sub(r"[^\t\f ]", " ", body)  # tabs and form feeds keep their place
+            if ln == node.lineno - 1:
+                indent = len(body) - len(body.lstrip(" \t\f"))
+                blank = body[:indent] + "pass" + blank[indent + 4 :]
+            lines[ln] = blank + line[len(body) :]
+    out = "".join(lines)
+    return out if len(out) == len(text) else text
