@@ -16,6 +16,7 @@ offsets into the decoded source text (``str`` indexes), used by fixes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -320,7 +321,7 @@ class FileFacts:
     # files the script creates or writes for other purposes (pid files, markers, outputs)
     created: list[PathExpr] = field(default_factory=list)
     parse_errors: list[ParseError] = field(default_factory=list)
-    comments: dict[int, str] = field(default_factory=dict)  # line -> comment text (real ones)
+    comments: Mapping[int, str] = field(default_factory=dict)  # line -> comment (real ones)
     init_script: bool = False  # LSB header or a case "$1" in start) dispatcher
 
 

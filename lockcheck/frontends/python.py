@@ -18,6 +18,7 @@ import os
 import re
 import tokenize
 import warnings
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..model import (
@@ -40,8 +41,8 @@ from ..model import (
     Span,
 )
 from ..paths import lockish_name
-from .python_gate import may_hold_lock, needs_analysis
-from .python_slice import slice_text
+from .python_gate import Gate, may_hold_lock
+from .python_slice import Sliced, slice_text
 
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
 WORK_BUDGET = 4000  # resolution steps for one path or pid (call-site fan-out is bounded)
@@ -67,6 +68,28 @@ def _fallback(path: str, text: str, facts: FileFacts) -> FileFacts:
     return out
 
 
+class _Comments(Mapping):
+    """Line -> comment, tokenized on first use: only a file with findings reads them."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._map: dict[int, str] | None = None
+
+    def _get(self) -> dict[int, str]:
+        if self._map is None:
+            self._map = _comments(self._text)
+        return self._map
+
+    def __getitem__(self, line: int) -> str:
+        return self._get()[line]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
 def _comments(text: str) -> dict[int, str]:
     out: dict[int, str] = {}
     try:
@@ -86,6 +109,7 @@ def _analyse(facts: FileFacts) -> None:
     text = facts.text
     ast_error: tuple[int, str] | None = None
     tree: ast.Module | None = None
+    gate: Gate | None = None
     if not may_hold_lock(text):
         # Nothing in the text can take, test, break or remove a lock.  Not even CPython's
         # parser runs: on ordinary code that parse alone costs more than a full ruff run,
@@ -96,9 +120,10 @@ def _analyse(facts: FileFacts) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning/DeprecationWarning on stderr
             tree = _parse_ast(text)  # LCK000 is CPython's verdict
-        if not needs_analysis(tree):
+        gate = Gate(tree)
+        if gate.anchor is None:
             return  # nothing that can take, test, break or remove a lock: no libcst
-        facts.comments = _comments(text)
+        facts.comments = _Comments(text)
     except SyntaxError as e:
         ast_error = (e.lineno or 1, _one_line(e.msg))
     except (ValueError, MemoryError) as e:
@@ -119,7 +144,7 @@ def _analyse(facts: FileFacts) -> None:
     if ast_error is not None and "null bytes" in ast_error[1] and "PK\x03\x04" in text:
         return  # a zip application (shebang + zip archive): Python runs it; it is not source
     if ast_error is not None:
-        facts.comments = _comments(text)
+        facts.comments = _Comments(text)
     if ast_error is not None and not _libcst_safe(text, ast_error[1]):
         facts.parse_errors.append(_error_at(text, ast_error[0], f"syntax error: {ast_error[1]}"))
         return
@@ -127,7 +152,7 @@ def _analyse(facts: FileFacts) -> None:
     import libcst as cst  # lazily: only files that may hold a lock pay for it
 
     try:
-        module = _parse_cst(cst, text, tree)
+        module, sliced = _parse_cst(cst, text, tree, gate)
     except cst.ParserSyntaxError as e:
         if ast_error is not None:
             # CPython's line: libcst's points one token later (often the next line)
@@ -137,23 +162,24 @@ def _analyse(facts: FileFacts) -> None:
         return  # else: a limitation of libcst on valid Python: no facts
     except RecursionError:
         return
-    _Analyzer(facts, module).run()
+    _Analyzer(facts, module, sliced).run()
 
 
-def _parse_cst(cst: Any, text: str, tree: ast.Module | None) -> Any:
-    """libcst's module of the text, with the functions no lock fact can involve dropped
-    (see ``python_slice``); the whole text if the sliced one does not parse."""
-    if tree is not None:
+def _parse_cst(cst: Any, text: str, tree: ast.Module | None, gate: Gate | None) -> tuple:
+    """libcst's module of the text with the functions no lock fact can involve dropped (see
+    ``python_slice``), and the slice; the whole text when nothing is dropped or the sliced
+    text does not parse."""
+    if tree is not None and gate is not None:
         try:
-            sliced = slice_text(tree, text)
+            sliced = slice_text(tree, text, file_writes=gate.lock_like_removal())
         except (RecursionError, ValueError, AttributeError, IndexError):
-            sliced = text
-        if sliced is not text:
+            sliced = None
+        if sliced is not None:
             try:
-                return cst.parse_module(sliced)
+                return cst.parse_module(sliced.text), sliced
             except (cst.ParserSyntaxError, RecursionError):
                 pass
-    return cst.parse_module(text)
+    return cst.parse_module(text), None
 
 
 def _parse_ast(text: str) -> ast.Module:
@@ -243,14 +269,20 @@ class _Entry:
 
 
 class _Analyzer:
-    def __init__(self, facts: FileFacts, module: Any) -> None:
+    def __init__(self, facts: FileFacts, module: Any, sliced: Sliced | None = None) -> None:
         import libcst as cst
 
         self.cst = cst
         self.facts = facts
         self.text = facts.text
         self.module = module
-        self.pos = _positions(module, facts.text)
+        if sliced is None:
+            self.pos = _positions(module, facts.text)
+        else:  # offsets in the sliced text, mapped back to the file's
+            back = sliced.original
+            self.pos = {
+                k: (back(a), back(b)) for k, (a, b) in _positions(module, sliced.text).items()
+            }
         self.starts = _line_starts(self.text)
         self.parent: dict[int, Any] = {}
         self.calls: list[Any] = []

@@ -3,9 +3,9 @@
 libcst's cost grows with the size of the file, and the files that pass the gate are often big
 test or library modules where one function of hundreds touches a lock.  Before libcst sees
 such a file, every function that neither touches a file, a process or a lock nor is linked to
-one that does is replaced by ``pass``.  The text keeps its length, and every kept character
-keeps its offset, line and column, so spans, comments and fixes are computed exactly as on
-the whole file.
+one that does is replaced by ``pass``.  Everything kept is copied unchanged and its offsets
+are mapped back to the file's, so spans, comments and fixes are computed exactly as on the
+whole file.
 
 Kept, besides all module-level and class-level statements:
 
@@ -20,32 +20,33 @@ Kept, besides all module-level and class-level statements:
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 
 from ..paths import lockish_text
 from .python_gate import (
+    CREATE_NAMES,
     KILL_NAMES,
     LIB_NAMES,
+    MODE_X,
     OPEN_NAMES,
     REMOVE_FUNCS,
     TEST_NAMES,
     WRITE_NAMES,
+    walk,
 )
 
+# what makes a file: a fact only when it names what the file also removes (a probe, a
+# check-then-create, or a created name that is not another job's lock: LCK107)
+WRITE_SEEDS = OPEN_NAMES | WRITE_NAMES | {"O_CREAT", "rename", "replace", "move", "renames"}
 SEED_NAMES = (
     LIB_NAMES
     | KILL_NAMES
-    | OPEN_NAMES
     | REMOVE_FUNCS
-    | TEST_NAMES
-    | WRITE_NAMES
+    | CREATE_NAMES
     | {
         "remove",
-        "O_CREAT",
-        "rename",
-        "replace",
-        "move",
-        "renames",
+        "O_EXCL",
         "register",
         "atexit",
         "signal",
@@ -82,7 +83,9 @@ _DEF = (ast.FunctionDef, ast.AsyncFunctionDef)
 class _Unit:
     __slots__ = ("node", "name", "refs", "self_refs", "binds", "seedish_binds", "globals", "seed")
 
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None) -> None:
+    def __init__(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, seeds: frozenset[str]
+    ) -> None:
         self.node = node
         # __init__ is reached through the class's name
         self.name = cls if node.name == "__init__" and cls else node.name
@@ -93,7 +96,7 @@ class _Unit:
         self.globals: set[str] = set()
         self.seed = False
         strings = False
-        for n in ast.walk(node):
+        for n in walk(node):
             t = type(n)
             if t is ast.Name:
                 self.refs.add(n.id)
@@ -106,22 +109,25 @@ class _Unit:
             elif t is ast.Global:
                 self.globals.update(n.names)
             elif t is ast.Constant and isinstance(n.value, str) and not strings:
-                strings = lockish_text(n.value)
+                strings = lockish_text(n.value) or bool(MODE_X.match(n.value))
             elif t in (ast.Assign, ast.AnnAssign) and n.value is not None and _seedish(n.value):
                 targets = n.targets if t is ast.Assign else [n.target]
                 for tg in targets:
-                    for x in ast.walk(tg):
+                    for x in walk(tg):
                         if isinstance(x, ast.Attribute):
                             self.seedish_binds.add(x.attr)
                         elif isinstance(x, ast.Name):
                             self.seedish_binds.add(x.id)
         self.seed = (
-            strings or bool(self.refs & SEED_NAMES) or any(lockish_text(r) for r in self.refs)
+            strings
+            or bool(self.refs & seeds)
+            or bool(self.refs & TEST_NAMES and self.refs & WRITE_SEEDS)  # check-then-create
+            or any(lockish_text(r) for r in self.refs)
         )
 
 
 def _seedish(value: ast.AST) -> bool:
-    for n in ast.walk(value):
+    for n in walk(value):
         if isinstance(n, ast.Name) and (n.id in SEED_NAMES or lockish_text(n.id)):
             return True
         if isinstance(n, ast.Attribute) and (n.attr in SEED_NAMES or lockish_text(n.attr)):
@@ -131,19 +137,21 @@ def _seedish(value: ast.AST) -> bool:
     return False
 
 
-def _units(body: list[ast.stmt], cls: str | None, out: list[_Unit]) -> list[_Unit]:
+def _units(
+    body: list[ast.stmt], cls: str | None, seeds: frozenset[str], out: list[_Unit]
+) -> list[_Unit]:
     for st in body:
         if isinstance(st, _DEF):
-            out.append(_Unit(st, cls))
+            out.append(_Unit(st, cls, seeds))
         elif isinstance(st, ast.ClassDef):
-            _units(st.body, st.name, out)
+            _units(st.body, st.name, seeds, out)
         else:
             for field in ("body", "orelse", "finalbody", "handlers"):
                 sub = getattr(st, field, None)
                 if isinstance(sub, list):
-                    _units([s for s in sub if isinstance(s, ast.stmt)], cls, out)
+                    _units([s for s in sub if isinstance(s, ast.stmt)], cls, seeds, out)
             for h in getattr(st, "handlers", None) or ():
-                _units(h.body, cls, out)
+                _units(h.body, cls, seeds, out)
     return out
 
 
@@ -185,26 +193,67 @@ def _kept(units: list[_Unit]) -> set[int]:
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
 
-def slice_text(tree: ast.Module, text: str) -> str:
-    """``text`` with the functions no lock fact can involve replaced by ``pass``: same
-    length, same offsets for everything kept.  Returns ``text`` itself when all are kept."""
-    units = _units(tree.body, None, [])
+class Sliced:
+    """The text libcst parses, and the way back to the file's offsets."""
+
+    def __init__(self, text: str, starts: list[int], origins: list[int]) -> None:
+        self.text = text
+        self._starts = starts  # start of each segment in ``text``
+        self._origins = origins  # where that segment starts in the file
+
+    def original(self, offset: int) -> int:
+        i = bisect.bisect_right(self._starts, offset) - 1
+        return self._origins[i] + offset - self._starts[i]
+
+
+def slice_text(tree: ast.Module, text: str, file_writes: bool = True) -> Sliced | None:
+    """``text`` with each function no lock fact can involve replaced by one ``pass`` line
+    (None when every function is kept).  Everything kept is copied unchanged, so its
+    offsets map back to the file's by segment."""
+    seeds = SEED_NAMES | WRITE_SEEDS if file_writes else SEED_NAMES
+    units = _units(tree.body, None, seeds, [])
     if not units:
-        return text
+        return None
     kept = _kept(units)
-    drop = [u.node for i, u in enumerate(units) if i not in kept]
+    drop = sorted(
+        (
+            (u.node.decorator_list[0].lineno if u.node.decorator_list else u.node.lineno, u.node)
+            for i, u in enumerate(units)
+            if i not in kept
+        ),
+        key=lambda x: x[0],
+    )
     if not drop:
-        return text
+        return None
     lines = [m.group(0) for m in _LINE.finditer(text)]
-    for node in drop:
-        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-        for ln in range(first - 1, node.end_lineno or node.lineno):
-            line = lines[ln]
-            body = line.rstrip("\r\n")
-            blank = re.sub(r"[^\t\f ]", " ", body)  # tabs and form feeds keep their place
-            if ln == node.lineno - 1:
-                indent = len(body) - len(body.lstrip(" \t\f"))
-                blank = body[:indent] + "pass" + blank[indent + 4 :]
-            lines[ln] = blank + line[len(body) :]
-    out = "".join(lines)
-    return out if len(out) == len(text) else text
+    line_start = [0]
+    for line in lines:
+        line_start.append(line_start[-1] + len(line))
+    out: list[str] = []
+    starts: list[int] = []
+    origins: list[int] = []
+    pos = 0  # in the file
+    size = 0  # of the output
+    for first, node in drop:
+        end = node.end_lineno or node.lineno
+        a, b = line_start[first - 1], line_start[end]
+        if a < pos:
+            continue  # nested in a dropped one (cannot happen: units are outermost)
+        starts.append(size)
+        origins.append(pos)
+        out.append(text[pos:a])
+        size += a - pos
+        def_line = lines[node.lineno - 1]
+        body = def_line.rstrip("\r\n")
+        indent = body[: len(body) - len(body.lstrip(" \t\f"))]
+        newline = lines[end - 1][len(lines[end - 1].rstrip("\r\n")) :] or "\n"
+        stub = indent + "pass" + newline
+        starts.append(size)
+        origins.append(line_start[node.lineno - 1])  # the stub stands for the def line
+        out.append(stub)
+        size += len(stub)
+        pos = b
+    starts.append(size)
+    origins.append(pos)
+    out.append(text[pos:])
+    return Sliced("".join(out), starts, origins)
