@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import io
 import os
 import re
@@ -182,6 +183,14 @@ def _parse_cst(cst: Any, text: str, tree: ast.Module | None, gate: Gate | None) 
     return cst.parse_module(text), None
 
 
+@functools.lru_cache(maxsize=4096)
+def _literal(code: str) -> Any:
+    try:
+        return ast.literal_eval(code)
+    except Exception:  # noqa: BLE001 - any literal CPython refuses is no value
+        return _NOVALUE
+
+
 def _parse_ast(text: str) -> ast.Module:
     try:
         return ast.parse(text)
@@ -278,11 +287,8 @@ class _Analyzer:
         self.module = module
         if sliced is None:
             self.pos = _positions(module, facts.text)
-        else:  # offsets in the sliced text, mapped back to the file's
-            back = sliced.original
-            self.pos = {
-                k: (back(a), back(b)) for k, (a, b) in _positions(module, sliced.text).items()
-            }
+        else:  # offsets in the sliced text, mapped back to the file's when asked for
+            self.pos = _MappedPositions(_positions(module, sliced.text), sliced.original)
         self.starts = _line_starts(self.text)
         self.parent: dict[int, Any] = {}
         self.calls: list[Any] = []
@@ -311,25 +317,29 @@ class _Analyzer:
     # ------------------------------------------------------------------ tree plumbing
     def _walk(self, node: Any, parent: Any) -> None:
         cst = self.cst
+        kinds = _kinds(cst)
         stack = [(node, parent)]
         while stack:
             n, p = stack.pop()
             self.parent[id(n)] = p
-            if isinstance(n, cst.Call):
+            kind = kinds.get(n.__class__)
+            if kind is None:
+                pass
+            elif kind == "call":
                 self.calls.append(n)
-            elif isinstance(n, cst.If):
+            elif kind == "if":
                 self.ifs.append(n)
-            elif isinstance(n, cst.Try):
+            elif kind == "try":
                 self.tries.append(n)
-            elif isinstance(n, cst.For):
+            elif kind == "for":
                 self.fors.append(n)
-            elif isinstance(n, cst.With):
+            elif kind == "with":
                 self.withs.append(n)
-            elif isinstance(n, cst.FunctionDef):
+            elif kind == "def":
                 self.funcs.setdefault(n.name.value, []).append(n)
-            elif isinstance(n, cst.ClassDef):
+            elif kind == "class":
                 self.classes[n.name.value] = n
-            elif isinstance(n, cst.Import):
+            elif kind == "import":
                 for a in n.names:
                     full = self._dotted(a.name)
                     if a.asname is not None and isinstance(a.asname.name, cst.Name):
@@ -337,7 +347,7 @@ class _Analyzer:
                     else:
                         top = full.split(".")[0]
                         self.imports[top] = top
-            elif isinstance(n, cst.ImportFrom):
+            elif kind == "from":
                 mod = self._dotted(n.module) if n.module is not None else ""
                 if n.relative:
                     mod = "local." + mod
@@ -348,13 +358,15 @@ class _Analyzer:
                         if a.asname is not None and isinstance(a.asname.name, cst.Name):
                             local = a.asname.name.value
                         self.imports[local] = f"{mod}.{name}"
-            elif isinstance(n, cst.Assign):
+            elif kind == "assign":
                 for t in n.targets:
                     self._bind(t.target, n.value, n)
-            elif isinstance(n, cst.AnnAssign) and n.value is not None:
-                self._bind(n.target, n.value, n)
-            elif isinstance(n, cst.WithItem) and n.asname is not None:
-                self._bind(n.asname.name, n.item, n)
+            elif kind == "annassign":
+                if n.value is not None:
+                    self._bind(n.target, n.value, n)
+            elif kind == "withitem":
+                if n.asname is not None:
+                    self._bind(n.asname.name, n.item, n)
             for c in reversed(_kids(n)):
                 stack.append((c, n))
         self.calls.sort(key=self.off)
@@ -559,10 +571,7 @@ class _Analyzer:
         if node is None or depth > 5:
             return _NOVALUE
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            try:
-                return ast.literal_eval(self.code(node))
-            except Exception:  # noqa: BLE001
-                return _NOVALUE
+            return _literal(self.code(node))
         if isinstance(node, cst.Integer):
             try:
                 return int(node.value.replace("_", ""), 0)
@@ -3043,6 +3052,30 @@ class _Analyzer:
 _NOVALUE = object()
 
 
+class _MappedPositions:
+    """``_positions`` of a sliced text, each mapped back to the file on first use."""
+
+    def __init__(self, raw: dict[int, tuple[int, int]], back: Any) -> None:
+        self._raw = raw
+        self._back = back
+        self._done: dict[int, tuple[int, int]] = {}
+
+    def get(self, key: int, default: Any = None) -> Any:
+        r = self._done.get(key)
+        if r is None:
+            raw = self._raw.get(key)
+            if raw is None:
+                return default
+            r = self._done[key] = (self._back(raw[0]), self._back(raw[1]))
+        return r
+
+    def __getitem__(self, key: int) -> tuple[int, int]:
+        r = self.get(key)
+        if r is None:
+            raise KeyError(key)
+        return r
+
+
 def _positions(module: Any, text: str) -> dict[int, tuple[int, int]]:
     """Start and end ``str`` offsets of every node, by id.
 
@@ -3120,16 +3153,43 @@ _SKIP_FIELDS = {
 }
 
 
+_KINDS: dict[type, str] = {}
+
+
+def _kinds(cst: Any) -> dict[type, str]:
+    """The node classes the walk indexes (exact classes: a dict lookup is far cheaper than
+    isinstance on libcst's ABC-based classes)."""
+    if not _KINDS:
+        _KINDS.update(
+            {
+                cst.Call: "call",
+                cst.If: "if",
+                cst.Try: "try",
+                cst.For: "for",
+                cst.With: "with",
+                cst.FunctionDef: "def",
+                cst.ClassDef: "class",
+                cst.Import: "import",
+                cst.ImportFrom: "from",
+                cst.Assign: "assign",
+                cst.AnnAssign: "annassign",
+                cst.WithItem: "withitem",
+            }
+        )
+    return _KINDS
+
+
+_IS_NODE: dict[type, bool] = {}
+
+
 def _kids(node: Any) -> list[Any]:
     """The child nodes of a libcst node, in field order, without whitespace and punctuation
     (much cheaper than ``node.children``, which runs a visitor)."""
-    import dataclasses
-
-    from libcst import CSTNode
-
-    t = type(node)
+    t = node.__class__
     names = _FIELDS.get(t)
     if names is None:
+        import dataclasses
+
         names = tuple(
             f.name
             for f in dataclasses.fields(t)
@@ -3139,11 +3199,23 @@ def _kids(node: Any) -> list[Any]:
     out = []
     for name in names:
         v = getattr(node, name, None)
-        if isinstance(v, CSTNode):
+        if v is None or v.__class__ is str:
+            continue
+        if v.__class__ is list or v.__class__ is tuple:
+            out.extend(x for x in v if _is_node(x))
+        elif _is_node(v):
             out.append(v)
-        elif isinstance(v, (list, tuple)):
-            out.extend(x for x in v if isinstance(x, CSTNode))
     return out
+
+
+def _is_node(v: Any) -> bool:
+    t = v.__class__
+    r = _IS_NODE.get(t)
+    if r is None:
+        from libcst import CSTNode
+
+        r = _IS_NODE[t] = issubclass(t, CSTNode)
+    return r
 
 
 def status_literal(an: _Analyzer, node: Any) -> bool:

@@ -49,6 +49,7 @@ CREATE_NAMES = frozenset(
     {"mkdir", "makedirs", "link", "symlink", "symlink_to", "hardlink_to", "touch"}
 )
 WRITE_NAMES = CREATE_NAMES | {"open", "write_text", "write_bytes"}
+PLAIN_WRITES = frozenset({"open", "touch", "write_text", "write_bytes"})
 OPEN_NAMES = frozenset({"open", "fdopen"})
 TEST_NAMES = frozenset({"exists", "isfile", "is_file", "lexists"})
 REMOVE_FUNCS = frozenset({"remove", "unlink", "rmdir", "rmtree", "removedirs"})
@@ -60,7 +61,6 @@ REACH_BUDGET = 5000  # nodes visited when tracing removal targets; beyond it: an
 # the text test: plain substring tests first (C speed), a pattern only to confirm
 _STRONG = (
     "flock",
-    "lockf",
     "FileLock",
     "InterProcessLock",
     "portalocker",
@@ -99,9 +99,14 @@ def _os_call(text: str, word: str) -> bool:
     return "import os as" in text or "from os import" in text or "from posix import" in text
 
 
+_LOCKF = re.compile(r"\blockf\b")  # not lockfile
+
+
 def may_hold_lock(text: str) -> bool:
     """The text test: False means the file holds no lock fact."""
     if any(t in text for t in _STRONG):
+        return True
+    if "lockf" in text and _LOCKF.search(text):
         return True
     if "open" in text and ("x'" in text or 'x"' in text or "x+" in text or "xb" in text):
         if _MODE_TEXT.search(text):
@@ -176,16 +181,21 @@ def _func_name(func: ast.expr) -> str:
     return ""
 
 
-def _creates(node: ast.AST) -> bool:
-    """A call that makes a name, without ``exist_ok=True`` (which never fails on a clash)."""
+def _exclusive_creates(node: ast.AST) -> list[ast.expr]:
+    """The targets of calls under ``node`` that fail when the name exists: mkdir/makedirs
+    without ``exist_ok=True``, link/symlink, ``touch(exist_ok=False)``."""
+    out: list[ast.expr] = []
     for n in walk(node):
-        if isinstance(n, ast.Call) and _func_name(n.func) in CREATE_NAMES:
-            if not any(
-                k.arg == "exist_ok" and isinstance(k.value, ast.Constant) and k.value.value is True
-                for k in n.keywords
-            ):
-                return True
-    return False
+        if not isinstance(n, ast.Call) or _func_name(n.func) not in CREATE_NAMES:
+            continue
+        exist_ok = next((k.value for k in n.keywords if k.arg == "exist_ok"), None)
+        if _func_name(n.func) == "touch":
+            if not (isinstance(exist_ok, ast.Constant) and exist_ok.value is False):
+                continue  # a plain touch() never clashes
+        elif isinstance(exist_ok, ast.Constant) and exist_ok.value is True:
+            continue
+        out.extend(_call_targets(n) or [n])
+    return out
 
 
 FILE_EXISTS_ERRORS = frozenset(
@@ -199,10 +209,13 @@ FILE_EXISTS_ERRORS = frozenset(
         "error",
     }
 )
-DECIDING_CALLS = frozenset({"exit", "_exit", "quit", "kill", "killpg"}) | REMOVE_FUNCS
+EXIT_CALLS = frozenset({"exit", "_exit", "quit"})
+DECIDING_CALLS = EXIT_CALLS | KILL_NAMES | REMOVE_FUNCS
 # names that say nothing about which file an expression names
 PATH_PLUMBING = frozenset(
     {
+        "self",
+        "cls",
         "os",
         "path",
         "join",
@@ -223,19 +236,30 @@ PATH_PLUMBING = frozenset(
 )
 
 
-def _decides_on_clash(handler: ast.ExceptHandler) -> bool:
-    """The handler catches a clash (FileExistsError or wider) and leaves, skips, retries or
-    takes over: a superset of what the analyser reads as a busy branch."""
+def _decides_on_clash(handler: ast.ExceptHandler) -> str | None:
+    """How a handler may read a clash as "busy": "exit" (it exits, or it catches
+    FileExistsError or tests EEXIST and leaves, skips, retries or takes over), "maybe" (a
+    wider error that leaves some other way: a lock only when the name looks like one),
+    None (not a clash handler).  A superset of the analyser's busy branches."""
+    specific = handler.type is None
     if handler.type is not None:
         types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        if not any(_func_name(t) in FILE_EXISTS_ERRORS for t in types):
-            return False
+        names = {_func_name(t) for t in types}
+        if not names & FILE_EXISTS_ERRORS:
+            return None
+        specific = "FileExistsError" in names
+    decides = exits = False
     for n in walk(handler):
         if isinstance(n, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
-            return True
-        if isinstance(n, ast.Call) and _func_name(n.func) in DECIDING_CALLS:
-            return True
-    return False
+            decides = True
+        elif isinstance(n, ast.Call) and _func_name(n.func) in DECIDING_CALLS:
+            decides = True
+            exits = exits or _func_name(n.func) in EXIT_CALLS
+        elif isinstance(n, (ast.Name, ast.Attribute)) and _func_name(n) == "EEXIST":
+            specific = True
+    if not decides:
+        return None
+    return "exit" if specific or exits else "maybe"
 
 
 def _call_targets(call: ast.Call) -> list[ast.expr]:
@@ -245,11 +269,13 @@ def _call_targets(call: ast.Call) -> list[ast.expr]:
     return out
 
 
-def _created_in(node: ast.AST) -> list[ast.expr]:
-    """The names that calls inside ``node`` may create (opens for reading excluded)."""
+def _created_in(node: ast.AST, plain: bool = False) -> list[ast.expr]:
+    """The names that calls inside ``node`` may create (opens for reading excluded);
+    ``plain``: only creates that do not fail on an existing name (open, touch, write_*)."""
     out: list[ast.expr] = []
+    names = PLAIN_WRITES if plain else WRITE_NAMES
     for n in walk(node):
-        if not isinstance(n, ast.Call) or _func_name(n.func) not in WRITE_NAMES:
+        if not isinstance(n, ast.Call) or _func_name(n.func) not in names:
             continue
         if _func_name(n.func) in OPEN_NAMES:
             modes = [k.value for k in n.keywords if k.arg == "mode"] + n.args[1:2]
@@ -283,14 +309,16 @@ def _tokens(exprs: list[ast.expr]) -> tuple[set[str], set[object]]:
     return dumps, words
 
 
-def _related(a: list[ast.expr], b: list[ast.expr]) -> bool:
-    """Whether two sets of path expressions may name the same file: the same expression, or
-    a shared variable, attribute or string (path plumbing such as ``os.path.join`` aside)."""
-    if not a or not b:
+def _related(*groups: list[ast.expr]) -> bool:
+    """Whether groups of path expressions may all name one file: the same expression, or a
+    variable, attribute or string they share (path plumbing such as ``os.path.join`` and
+    ``self`` aside)."""
+    if not all(groups):
         return False
-    da, wa = _tokens(a)
-    db, wb = _tokens(b)
-    return bool(da & db or wa & wb)
+    tokens = [_tokens(g) for g in groups]
+    dumps = set.intersection(*(d for d, _w in tokens))
+    words = set.intersection(*(w for _d, w in tokens))
+    return bool(dumps or words)
 
 
 def _has_call(node: ast.AST, names: frozenset[str]) -> bool:
@@ -304,6 +332,8 @@ class _Gate:
         self.removals: list[tuple[ast.expr, list[ast.expr]]] = []  # (func, target exprs)
         self.exists_ifs: list[ast.If] = []
         self.blocks: list[list[ast.stmt]] = []
+        # exclusive creates under a wide error handler: a lock only if named like one
+        self.generic_creates: list[ast.expr] = []
         self.kills: list[tuple[str, ast.Call]] = []  # (receiver, call) of X.kill(pid, ...)
         self.x_mode_const = False  # an exclusive mode string anywhere
         self.open_modes: list[ast.expr] = []  # open() modes that are not literals
@@ -352,10 +382,12 @@ class _Gate:
                     if a.name in OS_MODULES:
                         self.module_aliases[a.asname or a.name] = a.name
             elif t is ast.Try or t.__name__ == "TryStar":
-                if any(_decides_on_clash(h) for h in node.handlers) and any(
-                    _creates(s) for s in node.body
-                ):
-                    return "create under a clash handler"
+                kinds = {_decides_on_clash(h) for h in node.handlers} - {None}
+                if kinds:
+                    made = [x for st in node.body for x in _exclusive_creates(st)]
+                    if made and "exit" in kinds:
+                        return "create under a clash handler"
+                    self.generic_creates.extend(made)
             if t in (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) or (
                 isinstance(node, ast.stmt) and hasattr(node, "body")
             ):
@@ -369,6 +401,8 @@ class _Gate:
             return "exclusive mode"  # open(p, mode) with mode = "x" bound somewhere
         if self._kills_stored_pid():
             return "os.kill"
+        if self.generic_creates and self._lockish(self.generic_creates):
+            return "create under a clash handler"
         self.removals = [
             (f, targets)
             for f, targets in self.removals
@@ -457,8 +491,8 @@ class _Gate:
             body = parents.get(id(ifn))
             if body is not None:
                 region += body[body.index(ifn) + 1 :]
-            created = [t for st in region for t in _created_in(st)]
-            if _related(tested, created) and _related(tested, removed):
+            created = [t for st in region for t in _created_in(st, plain=True)]
+            if _related(tested, created, removed):
                 return True
         return False
 
@@ -572,16 +606,17 @@ class _Gate:
         return bool(pids) and self._reaches(pids, _never, names_count=False, calls=PID_READS)
 
     def _lockish_removal(self) -> bool:
-        work: list[ast.AST] = []
-        for _f, targets in self.removals:
-            for t in targets:
-                # the removal's own expression is what a message shows when it stays unknown
-                for n in walk(t):
-                    ident = n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)
-                    if isinstance(ident, str) and lockish_text(ident):
-                        return True
-                work.append(t)
-        return self._reaches(work, lockish_text, names_count=True)
+        return self._lockish([t for _f, targets in self.removals for t in targets])
+
+    def _lockish(self, exprs: list[ast.AST]) -> bool:
+        """Whether a path built from ``exprs`` may look like a lock's name."""
+        for t in exprs:
+            # the expression itself is what a message shows when its value stays unknown
+            for n in walk(t):
+                ident = n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)
+                if isinstance(ident, str) and lockish_text(ident):
+                    return True
+        return self._reaches(list(exprs), lockish_text, names_count=True)
 
     def _exclusive_mode(self) -> bool:
         """An open() whose mode is an expression that may hold an exclusive mode string."""
