@@ -136,6 +136,28 @@ def test_python2_file_is_a_parse_error_with_its_line():
     assert "\n" not in findings[0].message
 
 
+@pytest.mark.parametrize(
+    ("src", "line"),
+    [
+        # a legacy cron job with nothing lock-related: python3 cannot run it at all
+        ("import sys\n\nfor arg in sys.argv[1:]:\n    print arg\n", 4),
+        (
+            "import urllib2\n\ntry:\n    urllib2.urlopen('http://h/ping')\n"
+            "except urllib2.URLError, e:\n    sys.stderr.write(str(e))\n",
+            5,
+        ),
+    ],
+)
+def test_python2_job_without_lock_code_is_still_lck000(src, line):
+    _facts, findings = analyze_text("ping.py", src, "python")
+    assert [(f.code, f.span.line) for f in findings] == [("LCK000", line)]
+
+
+def test_python3_file_that_only_mentions_print_statements_is_quiet():
+    src = 'HELP = """\nprint "x" was Python 2\n"""\nprint(HELP)\n'
+    assert analyze_text("doc.py", src, "python")[1] == []
+
+
 def test_syntax_error_line_and_message():
     src = textwrap.dedent(
         """

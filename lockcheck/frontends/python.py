@@ -42,7 +42,7 @@ from ..model import (
     Span,
 )
 from ..paths import lockish_name
-from .python_gate import Gate, may_hold_lock
+from .python_gate import Gate, looks_like_python2, may_hold_lock
 from .python_slice import Sliced, slice_text
 
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
@@ -111,16 +111,20 @@ def _analyse(facts: FileFacts) -> None:
     ast_error: tuple[int, str] | None = None
     tree: ast.Module | None = None
     gate: Gate | None = None
-    if not may_hold_lock(text):
+    lockish = may_hold_lock(text)
+    if not lockish and not looks_like_python2(text):
         # Nothing in the text can take, test, break or remove a lock.  Not even CPython's
         # parser runs: on ordinary code that parse alone costs more than a full ruff run,
-        # so a syntax error in such a file is left to the Python tooling (LCK000 is about
-        # files lockcheck has to read).
+        # so a syntax error in such a file is left to the Python tooling.  Python 2 code
+        # (print statements, `except E, e:`) is the exception: a legacy job that no longer
+        # runs at all under python3, cheap to spot, and CPython gives the verdict.
         return
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning/DeprecationWarning on stderr
             tree = _parse_ast(text)  # LCK000 is CPython's verdict
+        if not lockish:
+            return  # it parses: the Python 2 look was a false alarm
         gate = Gate(tree)
         if gate.anchor is None:
             return  # nothing that can take, test, break or remove a lock: no libcst
@@ -146,7 +150,7 @@ def _analyse(facts: FileFacts) -> None:
         return  # a zip application (shebang + zip archive): Python runs it; it is not source
     if ast_error is not None:
         facts.comments = _Comments(text)
-    if ast_error is not None and not _libcst_safe(text, ast_error[1]):
+    if ast_error is not None and (not lockish or not _libcst_safe(text, ast_error[1])):
         facts.parse_errors.append(_error_at(text, ast_error[0], f"syntax error: {ast_error[1]}"))
         return
 

@@ -173,6 +173,21 @@ def children(n: ast.AST) -> list[ast.AST]:
     return out
 
 
+_PY2_PRINT = re.compile(r"print [\"'a-zA-Z_>%]")
+_PY2_EXCEPT = re.compile(r"except [^:\n()]*, ?\w+:")
+
+
+def looks_like_python2(text: str) -> bool:
+    """A print statement starting a line, or ``except E, e:``: Python 2 code, which
+    python3 cannot even compile (CPython has the last word)."""
+    if "print " in text:
+        for m in _PY2_PRINT.finditer(text):
+            i = m.start()
+            if not text[text.rfind("\n", 0, i) + 1 : i].strip(" \t"):
+                return True
+    return "except " in text and _PY2_EXCEPT.search(text) is not None
+
+
 def _func_name(func: ast.expr) -> str:
     if isinstance(func, ast.Name):
         return func.id
