@@ -167,3 +167,26 @@ def test_a_linked_function_far_away_still_counts():
     assert "LCK401" in {code for code, _line in codes_at(LINKED_JOB)}
     assert "LCK401" not in {code for code, _line in codes_at(far)}
     assert "LCK201" in {code for code, _line in codes_at(far)}
+
+
+def test_functions_imported_under_another_name_still_count():
+    src = (
+        "import sys\n"
+        "from os import mkdir as make_dir, rmdir as drop_dir\n"
+        "\n\n"
+        "def main():\n"
+        "    try:\n"
+        "        make_dir('/var/lib/nightly/busy.d')\n"
+        "    except OSError:\n"
+        "        sys.exit(0)\n"
+        "    try:\n"
+        "        pass\n"
+        "    finally:\n"
+        "        drop_dir('/var/lib/nightly/busy.d')\n"
+        "\n\n"
+        "main()\n"
+    )
+    codes = {code for code, _line in codes_at(src)}
+    assert {"LCK101", "LCK401"} <= codes
+    padded = src.replace("\n\ndef main", _padding(50) + "\n\ndef main")
+    assert {code for code, _line in codes_at(padded)} == codes

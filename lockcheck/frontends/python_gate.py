@@ -188,6 +188,10 @@ def looks_like_python2(text: str) -> bool:
     return "except " in text and _PY2_EXCEPT.search(text) is not None
 
 
+# names whose import under another name hides the calls the gate looks for
+RENAMED_MATTER = REMOVE_FUNCS | KILL_NAMES | CREATE_NAMES | OPEN_NAMES | TEST_NAMES | {"register"}
+
+
 def _func_name(func: ast.expr) -> str:
     if isinstance(func, ast.Name):
         return func.id
@@ -392,6 +396,9 @@ class _Gate:
                 for a in node.names:
                     if a.name in LIB_NAMES:
                         return a.name
+                    if a.asname and a.name in RENAMED_MATTER and a.asname != a.name:
+                        # `from os import remove as rm`: the calls hide behind another name
+                        return f"{a.name} imported as {a.asname}"
                     if mod in ("os", "posix") and a.name in KILL_NAMES:
                         self.module_aliases[a.asname or a.name] = "os.kill"
                     if a.name in OS_MODULES:

@@ -108,6 +108,9 @@ class _Unit:
                     self.self_refs.add(n.attr)
             elif t is ast.Global:
                 self.globals.update(n.names)
+            elif t is ast.ImportFrom:
+                # a function that imports a seed under another name uses it by that name
+                self.refs.update(a.name for a in n.names)
             elif t is ast.Constant and isinstance(n.value, str) and not strings:
                 strings = lockish_text(n.value) or bool(MODE_X.match(n.value))
             elif t in (ast.Assign, ast.AnnAssign) and n.value is not None and _seedish(n.value):
@@ -135,6 +138,22 @@ def _seedish(value: ast.AST) -> bool:
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and lockish_text(n.value):
             return True
     return False
+
+
+def _aliases(body: list[ast.stmt], seeds: frozenset[str]) -> set[str]:
+    """Local names of seeds imported under another name at module or class level."""
+    out: set[str] = set()
+    for st in body:
+        if isinstance(st, ast.ImportFrom):
+            out.update(a.asname for a in st.names if a.asname and a.name in seeds)
+        elif not isinstance(st, _DEF):
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(st, field, None)
+                if isinstance(sub, list):
+                    out |= _aliases([s for s in sub if isinstance(s, ast.stmt)], seeds)
+            for h in getattr(st, "handlers", None) or ():
+                out |= _aliases(h.body, seeds)
+    return out
 
 
 def _units(
@@ -211,6 +230,7 @@ def slice_text(tree: ast.Module, text: str, file_writes: bool = True) -> Sliced 
     (None when every function is kept).  Everything kept is copied unchanged, so its
     offsets map back to the file's by segment."""
     seeds = SEED_NAMES | WRITE_SEEDS if file_writes else SEED_NAMES
+    seeds = seeds | _aliases(tree.body, seeds)
     units = _units(tree.body, None, seeds, [])
     if not units:
         return None
