@@ -706,6 +706,64 @@ def test_helper_return_whose_caller_goes_on_is_not_a_skip():
     assert found(src) == []
 
 
+HELPER_EXIT = """
+    import fcntl
+    import logging
+    import sys
+
+    {setup}
+
+
+    class Job:
+        def fail(self, msg):
+            print(msg, file=sys.stderr)
+            sys.exit(2)
+
+        def take(self, fh):
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                {call}
+            return fh
+
+
+    def die(msg):
+        logging.info(msg)
+        {ending}
+
+
+    def main():
+        Job().take(open("/var/lib/app/a.lock", "a"))
+
+
+    main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "ending", "setup", "expected"),
+    [
+        # a helper that always exits: its status is the branch's, the finding is the call
+        ('die("busy")', "sys.exit(0)", "", [("LCK401", 17)]),
+        ('die("busy")', "raise SystemExit", "", [("LCK401", 17)]),
+        ('die("busy")', "sys.exit(75)", "", []),
+        # it logs to a file configured in the script: recorded, still status 0
+        (
+            'die("busy")',
+            "sys.exit(0)",
+            'logging.basicConfig(filename="/var/log/a.log")',
+            [("LCK402", 17)],
+        ),
+        ('self.fail("busy")', "sys.exit(0)", "", []),  # the method exits 2
+        # a helper that exits only on one path decides nothing by itself
+        ('die("busy")', "if msg:\n            sys.exit(0)", "", []),
+    ],
+)
+def test_busy_branch_ending_in_the_scripts_own_exit_helper(call, ending, setup, expected):
+    src = HELPER_EXIT.format(call=call, ending=ending, setup=setup)
+    assert found(src) == expected
+
+
 def test_busy_branch_falling_off_the_end():
     src = """
         import fcntl

@@ -276,9 +276,10 @@ LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critic
 class _Entry:
     """Where a busy branch ends, as found in the code."""
 
-    def __init__(self, node: Any, kind: str) -> None:
+    def __init__(self, node: Any, kind: str, via: list[Any] | None = None) -> None:
         self.node = node  # the small statement / call that ends it
         self.kind = kind  # exit | raise | return | loop | falls
+        self.via = via  # exit through a helper: the helper's body
 
 
 class _Analyzer:
@@ -1071,6 +1072,41 @@ class _Analyzer:
                     return True
         return False
 
+    def _exiting_helper(self, call: Any) -> list[Any] | None:
+        """The body of the script's own function ``call`` runs when that body always ends
+        the run (an exit call or ``raise SystemExit`` among its top-level statements, before
+        any return): ``die("busy")``."""
+        cst = self.cst
+        if not isinstance(call, cst.Call):
+            return None
+        f = call.func
+        if isinstance(f, cst.Name):
+            cands = [d for d in self.funcs.get(f.value, []) if self.class_of(d) is None]
+        elif (
+            isinstance(f, cst.Attribute)
+            and isinstance(f.value, cst.Name)
+            and f.value.value in ("self", "cls")
+        ):
+            cands = [d for d in self.funcs.get(f.attr.value, []) if self.class_of(d) is not None]
+        else:
+            return None
+        if len(cands) != 1 or not isinstance(cands[0].body, cst.IndentedBlock):
+            return None
+        body = list(cands[0].body.body)
+        for st in body:
+            if not isinstance(st, cst.SimpleStatementLine):
+                continue
+            for sm in st.body:
+                if isinstance(sm, cst.Return):
+                    return None
+                if isinstance(sm, cst.Expr) and self.exit_call(sm.value) is not None:
+                    return body
+                if isinstance(sm, cst.Raise) and sm.exc is not None:
+                    exc = sm.exc.func if isinstance(sm.exc, cst.Call) else sm.exc
+                    if self.qname(exc) == "SystemExit":
+                        return body
+        return None
+
     def exit_call(self, node: Any) -> Any:
         """The exit call (sys.exit(...), exit(), os._exit) if ``node`` is one."""
         if isinstance(node, self.cst.Call) and self.call_q(node) in EXIT_FUNCS:
@@ -1092,6 +1128,10 @@ class _Analyzer:
                         return _Entry(sm, "loop")
                     if isinstance(sm, cst.Expr) and self.exit_call(sm.value) is not None:
                         return _Entry(sm, "exit")
+                    if isinstance(sm, cst.Expr):
+                        body = self._exiting_helper(sm.value)
+                        if body is not None:
+                            return _Entry(sm, "exit", via=body)
             elif isinstance(st, cst.If):
                 e = self.find_end(list(st.body.body))
                 if e is not None:
@@ -1167,6 +1207,11 @@ class _Analyzer:
         durable = self.durable_in(stmts, before=self.off(node))
         if end.kind == "loop":
             return BusyBranch(self.span(node), False, None, durable=durable)
+        if end.kind == "exit" and end.via is not None:
+            # through the script's own helper: its exit decides the status; the helper is
+            # shared, so no fix edits it
+            inner = self.busy_branch(end.via, anchor, None, depth + 1)
+            return BusyBranch(self.span(node), True, inner.status, durable=durable or inner.durable)
         if end.kind == "exit":
             call = node.value
             status = self.exit_status(
