@@ -730,6 +730,41 @@ def test_directory_filled_or_entered_after_mkdir_is_a_work_directory():
     assert findings == [] and not facts.acquires
 
 
+def test_directory_given_a_file_inside_is_a_work_directory():
+    # `touch D/__init__.py` puts content in it: a fixture, removed on exit, not a lock
+    src = """
+        #!/usr/bin/env bash
+        set -eu
+        vendor_dir="$(python -c 'import mod; print(mod.__path__[0])')"
+        cleanup() {
+            rm -rf "${vendor_dir}/demo/"
+        }
+        trap cleanup EXIT
+        mkdir "${vendor_dir}/demo/"
+        touch "${vendor_dir}/demo/__init__.py"
+        run_import_tests
+    """
+    facts, findings = run(src)
+    assert findings == [] and not facts.acquires
+
+
+def test_mkdir_inside_a_mktemp_fallback_directory_under_set_e():
+    src = """
+        #!/usr/bin/env bash
+        set -eux
+        MYTMPDIR=$(mktemp -d 2>/dev/null || mktemp -d -t 'mytmpdir')
+        trap 'rm -rf "${MYTMPDIR}"' EXIT
+        NOT_WRITABLE_DIR="${MYTMPDIR}/not_writable"
+        mkdir "${NOT_WRITABLE_DIR}"
+        chmod ugo-w "${NOT_WRITABLE_DIR}"
+    """
+    facts, findings = run(src)
+    assert findings == [] and facts.acquires == []
+    # a fallback that is not mktemp on both sides is no fresh name
+    other = src.replace("|| mktemp -d -t 'mytmpdir'", "|| echo /srv/jobs")
+    assert ("LCK101", 6) in hits(other)
+
+
 def test_lock_directory_holding_a_pid_is_still_a_lock():
     src = """
         #!/bin/sh

@@ -1406,7 +1406,16 @@ class _Analyzer:
                     args = [x for x in self.cmd_args(a) if not _txt(x).startswith("-")]
                     if len(args) == 1:
                         return self._parts(args[0], True, depth + 1)
+            if len(kids) == 2 and ops == ["||"]:
+                # `mktemp -d 2>/dev/null || mktemp -d -t x`: either way a fresh name
+                sides = [self._cmdsub_one(k, depth) for k in kids]
+                if all(len(x) == 1 and x[0].kind is PartKind.UNIQUE for x in sides):
+                    return sides[0]
             return [Part(PartKind.UNKNOWN)]
+        return self._cmdsub_one(c, depth)
+
+    def _cmdsub_one(self, c, depth: int) -> list[Part]:
+        """The value of one command in a command substitution."""
         if c.type == "redirected_statement":
             c = c.child_by_field_name("body") or c
         if c.type != "command":
@@ -3372,6 +3381,8 @@ class _Analyzer:
             r.path.key() for r in self.facts.removals if r.path is not None and not r.overwrite
         }
         for cmd, path, _pos, order in self.sete_mkdirs:
+            if path.has_unique:
+                continue  # inside this run's own mktemp -d (or named with $$): no other run
             key = path.key()
             # removed again after it is made (a removal before it clears the way for a fresh
             # output directory: `rm -rf out; mkdir out`)
@@ -3509,26 +3520,33 @@ class _Analyzer:
 
     def _work_dir(self, path: PathExpr, start: int) -> bool:
         """The directory made at ``start`` is filled or entered by later commands (`cd D`,
-        `cp x D`, `tar -C D`, `tool -p ./D`): a work directory, not a lock (a lock directory
-        is only tested, written a PID into and removed)."""
-        t = path.text.strip("\"'")
-        m = re.fullmatch(r"\$\{?(\w+)\}?(/?)", t)
-        if m:
-            pat = r"\$\{?" + re.escape(m.group(1)) + r"\b(?!\}?/[\w.-]*pid)"
-        elif t and re.fullmatch(r"[\w./-]+", t):
-            pat = (
-                r"(?<![\w/.-])(?:\./)?" + re.escape(t.removeprefix("./").rstrip("/")) + r"(?![\w-])"
-            )
-        else:
+        `cp x D`, `tar -C D`, `tool -p ./D`, `touch D/__init__.py`): a work directory, not a
+        lock (a lock directory is only tested, written a PID into and removed)."""
+        t = path.text.strip("\"'").rstrip("/")
+        if not t or not re.fullmatch(r"(?:\$\{?\w+\}?|[\w./-])+", t):
             return False
-        rx = re.compile(pat)
+        pat = "".join(
+            r"\$\{?" + re.escape(part.strip("${}")) + r"\}?"
+            if part.startswith("$")
+            else re.escape(part)
+            for part in re.split(r"(\$\{?\w+\}?)", t.removeprefix("./"))
+            if part
+        )
+        if not t.startswith("$"):
+            pat = r"(?<![\w/.-])(?:\./)?" + pat
+        whole = re.compile(pat + r"(?![\w-])(?!/[\w.-]*pid)")
+        # a file put inside it (not its PID file)
+        inside = re.compile(pat + r"/(?![\w.-]*pid\b)[\w.-]")
         for line in self.text[start:].split("\n")[1:200]:
             code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
-            if not rx.search(code):
+            hit_inside = inside.search(code)
+            if not hit_inside and not whole.search(code):
                 continue
             words = re.findall(r"[^\s;&|()]+", code)
-            first = next((w for w in words if "=" not in w), "")
-            if first.rsplit("/", 1)[-1] not in self._TRIVIAL:
+            first = next((w for w in words if "=" not in w), "").rsplit("/", 1)[-1]
+            if hit_inside and first not in ("rm", "rmdir", "unlink"):
+                return True
+            if first not in self._TRIVIAL:
                 return True
         return False
 
