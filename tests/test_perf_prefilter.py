@@ -190,3 +190,22 @@ def test_functions_imported_under_another_name_still_count():
     assert {"LCK101", "LCK401"} <= codes
     padded = src.replace("\n\ndef main", _padding(50) + "\n\ndef main")
     assert {code for code, _line in codes_at(padded)} == codes
+
+
+def test_open_imported_under_another_name():
+    src = (
+        "import sys\n"
+        "from io import open as io_open\n"
+        "\n\n"
+        "def main():\n"
+        "    try:\n"
+        "        io_open('/var/lib/nightly/run.flag', 'x').close()\n"
+        "    except FileExistsError:\n"
+        "        sys.exit(0)\n"
+        "\n\n"
+        "main()\n"
+    )
+    assert {"LCK101", "LCK401"} <= {code for code, _line in codes_at(src)}
+    # read-only opens through the alias are no anchor: libcst never sees such a file
+    quiet = src.replace("'x').close()", "'r').read()")
+    assert codes_at(quiet) == []

@@ -351,6 +351,8 @@ class _Gate:
         self.removals: list[tuple[ast.expr, list[ast.expr]]] = []  # (func, target exprs)
         self.exists_ifs: list[ast.If] = []
         self.blocks: list[list[ast.stmt]] = []
+        self.open_aliases: set[str] = set()
+        self.bare_calls: dict[str, list[ast.Call]] = {}  # f(...) by name
         # exclusive creates under a wide error handler: a lock only if named like one
         self.generic_creates: list[ast.expr] = []
         self.kills: list[tuple[str, ast.Call]] = []  # (receiver, call) of X.kill(pid, ...)
@@ -396,7 +398,9 @@ class _Gate:
                 for a in node.names:
                     if a.name in LIB_NAMES:
                         return a.name
-                    if a.asname and a.name in RENAMED_MATTER and a.asname != a.name:
+                    if a.asname and a.asname != a.name and a.name in OPEN_NAMES:
+                        self.open_aliases.add(a.asname)  # `from io import open as io_open`
+                    elif a.asname and a.name in RENAMED_MATTER and a.asname != a.name:
                         # `from os import remove as rm`: the calls hide behind another name
                         return f"{a.name} imported as {a.asname}"
                     if mod in ("os", "posix") and a.name in KILL_NAMES:
@@ -419,6 +423,10 @@ class _Gate:
                         self.blocks.append(body)
             elif t is ast.ExceptHandler and len(node.body) > 1:
                 self.blocks.append(node.body)
+        for alias in self.open_aliases:
+            for call in self.bare_calls.get(alias, ()):
+                if self._call(call, "open"):
+                    return "exclusive open"
         if self.x_mode_const and self.open_modes and self._exclusive_mode():
             return "exclusive mode"  # open(p, mode) with mode = "x" bound somewhere
         if self._kills_stored_pid():
@@ -442,10 +450,14 @@ class _Gate:
             return "lock-like removal"
         return None
 
-    def _call(self, node: ast.Call) -> bool:
-        """Records removals; True for an open() with an exclusive mode."""
+    def _call(self, node: ast.Call, name: str | None = None) -> bool:
+        """Records removals; True for an open() with an exclusive mode.  ``name``: the
+        function's own name when it is called through an alias."""
         func = node.func
-        name = _func_name(func)
+        if name is None:
+            name = _func_name(func)
+            if func.__class__ is ast.Name:
+                self.bare_calls.setdefault(name, []).append(node)
         args = [*node.args, *(k.value for k in node.keywords)]
         if name in OPEN_NAMES:
             modes = [k.value for k in node.keywords if k.arg == "mode"] + node.args[1:2]
