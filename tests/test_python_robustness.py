@@ -287,3 +287,19 @@ def test_call_site_fan_out_is_bounded():
     facts = pyfront.parse("fan.py", src)
     assert time.monotonic() - t < 20
     assert len(facts.acquires) >= n
+
+
+def test_text_libcst_does_not_reproduce_still_gets_exact_spans():
+    # libcst regenerates `except OSError :` without the blank; the offsets must still be
+    # the file's own
+    src = (
+        "import os, sys\n"
+        "try:\n"
+        "    os.mkdir('/srv/jobs/nightly.lck')\n"
+        "except FileExistsError :\n"
+        "    sys.exit(0)\n"
+    )
+    _facts, findings = analyze_text("job.py", src, "python")
+    got = {(f.code, f.span.line, f.span.col, src[f.span.start : f.span.end]) for f in findings}
+    assert ("LCK401", 5, 5, "sys.exit(0)") in got
+    assert ("LCK101", 3, 5, "os.mkdir('/srv/jobs/nightly.lck')") in got

@@ -3179,8 +3179,36 @@ def _positions(module: Any, text: str) -> dict[int, tuple[int, int]]:
     state = _State(default_indent=module.default_indent, default_newline=module.default_newline)
     module._codegen(state)
     if pos[0] != len(text):
-        raise ValueError("libcst did not reproduce the source text")
+        # libcst regenerated a slightly different text (it drops the blank in
+        # `except E :`): align the two and move every offset onto the source
+        bom = 1 if text.startswith("\ufeff") else 0
+        shift = _align(module.code, text[bom:])
+        if shift is None:
+            raise ValueError("libcst did not reproduce the source text")
+        return {k: (bom + shift[a - bom], bom + shift[b - bom]) for k, (a, b) in computed.items()}
     return computed
+
+
+def _align(code: str, text: str) -> list[int] | None:
+    """For each offset of ``code``, the offset of the same character in ``text``, when the
+    two differ only in whitespace and line continuations; None otherwise."""
+    out = [0] * (len(code) + 1)
+    i = j = 0
+    n, m = len(code), len(text)
+    while i < n:
+        if j < m and code[i] == text[j]:
+            out[i] = j
+            i += 1
+            j += 1
+        elif j < m and text[j] in " \t\f\\\r\n":
+            j += 1  # in the source only
+        elif code[i] in " \t\f\\\r\n":
+            out[i] = j  # in the regenerated text only
+            i += 1
+        else:
+            return None
+    out[n] = m
+    return out
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

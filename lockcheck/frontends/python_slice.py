@@ -81,7 +81,17 @@ _DEF = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class _Unit:
-    __slots__ = ("node", "name", "refs", "self_refs", "binds", "seedish_binds", "globals", "seed")
+    __slots__ = (
+        "node",
+        "name",
+        "refs",
+        "self_refs",
+        "binds",
+        "seedish_attrs",
+        "seedish_globals",
+        "globals",
+        "seed",
+    )
 
     def __init__(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str | None, seeds: frozenset[str]
@@ -92,7 +102,9 @@ class _Unit:
         self.refs: set[str] = set()  # names and attribute names used
         self.self_refs: set[str] = set()  # self.X read
         self.binds: set[str] = set()  # attributes stored
-        self.seedish_binds: set[str] = set()  # self.X / globals bound to a seed-like value
+        self.seedish_attrs: set[str] = set()  # attributes bound to a seed-like value
+        self.seedish_globals: set[str] = set()  # globals bound to one (`global LOCK`)
+        seedish_names: set[str] = set()
         self.globals: set[str] = set()
         self.seed = False
         strings = False
@@ -118,9 +130,10 @@ class _Unit:
                 for tg in targets:
                     for x in walk(tg):
                         if isinstance(x, ast.Attribute):
-                            self.seedish_binds.add(x.attr)
+                            self.seedish_attrs.add(x.attr)
                         elif isinstance(x, ast.Name):
-                            self.seedish_binds.add(x.id)
+                            seedish_names.add(x.id)
+        self.seedish_globals = seedish_names & self.globals  # locals stay in the function
         self.seed = (
             strings
             or bool(self.refs & seeds)
@@ -184,11 +197,13 @@ def _kept(units: list[_Unit]) -> set[int]:
     while changed:
         changed = False
         names = {units[i].name for i in up}
-        bound: set[str] = set()
+        attrs: set[str] = set()
+        globs: set[str] = set()
         for i in up:
-            bound |= units[i].seedish_binds
+            attrs |= units[i].seedish_attrs
+            globs |= units[i].seedish_globals
         for i, u in enumerate(units):
-            if i not in up and (u.refs & names or u.self_refs & bound or u.refs & bound):
+            if i not in up and (u.refs & names or u.self_refs & attrs or u.refs & globs):
                 up.add(i)
                 changed = True
     # callees of everything kept, and the binders of what it reads
