@@ -209,3 +209,32 @@ def test_open_imported_under_another_name():
     # read-only opens through the alias are no anchor: libcst never sees such a file
     quiet = src.replace("'x').close()", "'r').read()")
     assert codes_at(quiet) == []
+
+
+def test_check_then_create_released_by_a_helper_taking_the_path():
+    src = """\
+#!/usr/bin/env python3
+import os
+import sys
+
+BUSY = "/var/lib/report/report.flag"
+
+
+def release(path):
+    os.remove(path)
+
+
+def main():
+    if os.path.exists(BUSY):
+        sys.exit(0)
+    with open(BUSY, "w") as fh:
+        fh.write(str(os.getpid()))
+    try:
+        build_report()
+    finally:
+        release(BUSY)
+
+
+main()
+"""
+    assert {"LCK103", "LCK401"} <= {code for code, _line in codes_at(src)}

@@ -502,7 +502,7 @@ class _Gate:
                 else:
                     created = _created_in(a)
                 removed = self._removed_in(b)
-                if removed and _related(created, removed):
+                if removed and self._related(created, removed):
                     return True
         return False
 
@@ -526,9 +526,50 @@ class _Gate:
             if body is not None:
                 region += body[body.index(ifn) + 1 :]
             created = [t for st in region for t in _created_in(st, plain=True)]
-            if _related(tested, created, removed):
+            if self._related(tested, created, removed):
                 return True
         return False
+
+    def _related(self, *groups: list[ast.expr]) -> bool:
+        """``_related``, also through what the names are bound to (a cleanup helper's
+        parameter names the path its callers pass)."""
+        if not all(groups):
+            return False
+        if _related(*groups):
+            return True
+        words = [self._words(g) for g in groups]
+        if any(w is None for w in words):
+            return True  # too tangled to trace cheaply: let the analyser judge
+        return bool(set.intersection(*words))  # type: ignore[arg-type]
+
+    def _words(self, exprs: list[ast.expr]) -> set[object] | None:
+        """The names and strings a path built from ``exprs`` may come from."""
+        if not hasattr(self, "names"):
+            self._index()
+        words: set[object] = set()
+        work: list[ast.AST] = list(exprs)
+        seen: set[int] = set()
+        visited = 0
+        while work:
+            node = work.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            for n in walk(node):
+                visited += 1
+                if visited > REACH_BUDGET:
+                    return None
+                if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    words.add(n.value)
+                elif isinstance(n, ast.Name):
+                    if n.id not in PATH_PLUMBING:
+                        words.add(n.id)
+                    work.extend(self._values(n))
+                elif isinstance(n, ast.Attribute) and n.attr not in PATH_PLUMBING:
+                    words.add(n.attr)
+                    if _self_attr(n):
+                        work.extend(self.attrs.get(n.attr, ()))
+        return words
 
     # tracing a removal target to the names and strings its path may be built from -----
     # The analyser resolves a name through its assignments, a parameter through the call
