@@ -169,6 +169,23 @@ def _aliases(body: list[ast.stmt], seeds: frozenset[str]) -> set[str]:
     return out
 
 
+def _shared_seedish(body: list[ast.stmt], out: set[str]) -> set[str]:
+    """Names bound at module or class level to a lock-like value (``guard = FileLock(p)``):
+    a function that uses one takes part in a lock."""
+    for st in body:
+        if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+            if _seedish(st.value):
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                for tg in targets:
+                    out.update(n.id for n in walk(tg) if isinstance(n, ast.Name))
+        elif not isinstance(st, _DEF):
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(st, field, None)
+                if isinstance(sub, list):
+                    _shared_seedish([s for s in sub if isinstance(s, ast.stmt)], out)
+    return out
+
+
 def _units(
     body: list[ast.stmt], cls: str | None, seeds: frozenset[str], out: list[_Unit]
 ) -> list[_Unit]:
@@ -245,7 +262,7 @@ def slice_text(tree: ast.Module, text: str, file_writes: bool = True) -> Sliced 
     (None when every function is kept).  Everything kept is copied unchanged, so its
     offsets map back to the file's by segment."""
     seeds = SEED_NAMES | WRITE_SEEDS if file_writes else SEED_NAMES
-    seeds = seeds | _aliases(tree.body, seeds)
+    seeds = seeds | _aliases(tree.body, seeds) | _shared_seedish(tree.body, set())
     units = _units(tree.body, None, seeds, [])
     if not units:
         return None
