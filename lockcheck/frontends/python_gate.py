@@ -543,7 +543,10 @@ class _Gate:
         return bool(set.intersection(*words))  # type: ignore[arg-type]
 
     def _words(self, exprs: list[ast.expr]) -> set[object] | None:
-        """The names and strings a path built from ``exprs`` may come from."""
+        """The names and strings the analyser may resolve a path built from ``exprs`` to:
+        it follows names, parameters and ``self.X``, and the arguments of the path
+        functions it knows; any other call or attribute is unknown to it (and then the
+        expression's own spelling, compared by ``_related``, is what identifies the path)."""
         if not hasattr(self, "names"):
             self._index()
         words: set[object] = set()
@@ -551,24 +554,37 @@ class _Gate:
         seen: set[int] = set()
         visited = 0
         while work:
-            node = work.pop()
-            if id(node) in seen:
+            n = work.pop()
+            if id(n) in seen:
                 continue
-            seen.add(id(node))
-            for n in walk(node):
-                visited += 1
-                if visited > REACH_BUDGET:
-                    return None
-                if isinstance(n, ast.Constant) and isinstance(n.value, str):
-                    words.add(n.value)
-                elif isinstance(n, ast.Name):
-                    if n.id not in PATH_PLUMBING:
-                        words.add(n.id)
-                    work.extend(self._values(n))
-                elif isinstance(n, ast.Attribute) and n.attr not in PATH_PLUMBING:
+            seen.add(id(n))
+            visited += 1
+            if visited > REACH_BUDGET:
+                return None
+            if isinstance(n, ast.Call):
+                if _func_name(n.func) in PATH_CALLS:
+                    work.extend(n.args)
+                    work.extend(k.value for k in n.keywords)
+                    if isinstance(n.func, ast.Attribute):
+                        work.append(n.func.value)
+            elif isinstance(n, ast.Constant):
+                if isinstance(n.value, str) and _PATHISH.search(n.value):
+                    if not MODE_X.match(n.value) and not _MODE.fullmatch(n.value):
+                        words.add(n.value)
+            elif isinstance(n, ast.Name):
+                if n.id not in PATH_PLUMBING:
+                    words.add(n.id)
+                work.extend(self._values(n))
+            elif isinstance(n, ast.Attribute):
+                if _self_attr(n):
                     words.add(n.attr)
-                    if _self_attr(n):
-                        work.extend(self.attrs.get(n.attr, ()))
+                    work.extend(self.attrs.get(n.attr, ()))
+                elif n.attr in ("parent", "name", "stem"):
+                    work.append(n.value)
+            elif isinstance(n, (ast.Subscript, ast.BinOp, ast.JoinedStr, ast.FormattedValue)):
+                work.extend(children(n))
+            elif isinstance(n, (ast.BoolOp, ast.IfExp, ast.Tuple, ast.List, ast.Starred)):
+                work.extend(children(n))
         return words
 
     # tracing a removal target to the names and strings its path may be built from -----
@@ -691,7 +707,11 @@ class _Gate:
                 ident = n.id if isinstance(n, ast.Name) else getattr(n, "attr", None)
                 if isinstance(ident, str) and lockish_text(ident):
                     return True
-        return self._reaches(list(exprs), lockish_text, names_count=True)
+        words = self._words(list(exprs))
+        if words is None:
+            return True  # too tangled to trace cheaply: let the analyser judge
+        strings = [w for w in words if isinstance(w, str)]
+        return any(lockish_text(w) for w in strings) or lockish_text("".join(strings))
 
     def _exclusive_mode(self) -> bool:
         """An open() whose mode is an expression that may hold an exclusive mode string."""
@@ -743,6 +763,44 @@ PID_READS = frozenset({"read", "read_text", "readline", "readlines", "read_bytes
 
 def _never(_text: str) -> bool:
     return False
+
+
+# the calls whose arguments the analyser resolves into a path
+PATH_CALLS = frozenset(
+    {
+        "join",
+        "Path",
+        "PurePath",
+        "PosixPath",
+        "PurePosixPath",
+        "expanduser",
+        "expandvars",
+        "abspath",
+        "realpath",
+        "normpath",
+        "dirname",
+        "basename",
+        "str",
+        "fspath",
+        "format",
+        "joinpath",
+        "with_name",
+        "with_suffix",
+        "resolve",
+        "absolute",
+        "strip",
+        "rstrip",
+        "get",
+        "getenv",
+        "setdefault",
+        "glob",  # `for p in glob.glob(pattern): os.remove(p)` removes what the pattern names
+        "iglob",
+        "rglob",
+    }
+)
+_MODE = re.compile(r"[rwabtU+]{1,4}")
+# a string that can be (part of) a file name: not a mode, not bare punctuation
+_PATHISH = re.compile(r"[A-Za-z0-9_]{2}|[A-Za-z0-9_][./]|[./][A-Za-z0-9_]")
 
 
 def _self_attr(node: ast.AST) -> bool:
