@@ -42,7 +42,7 @@ from ..model import (
     Span,
 )
 from ..paths import lockish_name
-from .python_gate import Gate, looks_like_python2, may_hold_lock
+from .python_gate import CLASH_ERRORS, Gate, looks_like_python2, may_hold_lock
 from .python_slice import Sliced, slice_text
 
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
@@ -239,25 +239,9 @@ def _line_starts(text: str) -> list[int]:
 
 # --------------------------------------------------------------------------- the analyser
 
-FILE_EXISTS_ERRORS = {
-    "FileExistsError",
-    "OSError",
-    "IOError",
-    "EnvironmentError",
-    "Exception",
-    "BaseException",
-    "os.error",
-}
-BUSY_ERRORS = {
-    "BlockingIOError",
-    "OSError",
-    "IOError",
-    "EnvironmentError",
-    "Exception",
-    "BaseException",
-    "os.error",
-    "PermissionError",
-}
+FILE_EXISTS_ERRORS = set(CLASH_ERRORS)
+# what a failed non-blocking flock raises: the same wide errors, not FileExistsError
+BUSY_ERRORS = FILE_EXISTS_ERRORS - {"FileExistsError"} | {"BlockingIOError", "PermissionError"}
 LIB_BUSY_ERRORS_SUFFIX = ("Timeout", "AlreadyLocked", "LockException", "LockError")
 EXIT_FUNCS = {"sys.exit", "exit", "quit", "os._exit", "builtins.exit"}
 OS_EX = {"EX_OK": 0, "EX_TEMPFAIL": 75, "EX_SOFTWARE": 70, "EX_UNAVAILABLE": 69}

@@ -135,6 +135,13 @@ _NOT_NODES = frozenset(
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _child_fields(cls: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _NOT_NODES)
+    return fields
+
+
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """Every node under ``node`` (itself included), in no set order: ``ast.walk`` without
     its generator layers and without the Load/Store context nodes (three times faster)."""
@@ -143,11 +150,7 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
     while stack:
         n = pop()
         yield n
-        fields = _CHILD_FIELDS.get(n.__class__)
-        if fields is None:
-            fields = tuple(f for f in n._fields if f not in _NOT_NODES)
-            _CHILD_FIELDS[n.__class__] = fields
-        for f in fields:
+        for f in _CHILD_FIELDS.get(n.__class__) or _child_fields(n.__class__):
             v = getattr(n, f, None)
             if v.__class__ is list:
                 for x in v:
@@ -159,12 +162,8 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
 
 def children(n: ast.AST) -> list[ast.AST]:
     """The child nodes of ``n`` (context nodes left out), like ``walk``'s."""
-    fields = _CHILD_FIELDS.get(n.__class__)
-    if fields is None:
-        fields = tuple(f for f in n._fields if f not in _NOT_NODES)
-        _CHILD_FIELDS[n.__class__] = fields
     out: list[ast.AST] = []
-    for f in fields:
+    for f in _CHILD_FIELDS.get(n.__class__) or _child_fields(n.__class__):
         v = getattr(n, f, None)
         if v.__class__ is list:
             out.extend(x for x in v if isinstance(x, ast.AST))
@@ -217,17 +216,17 @@ def _exclusive_creates(node: ast.AST) -> list[ast.expr]:
     return out
 
 
-FILE_EXISTS_ERRORS = frozenset(
-    {
-        "FileExistsError",
-        "OSError",
-        "IOError",
-        "EnvironmentError",
-        "Exception",
-        "BaseException",
-        "error",
-    }
+# the handlers that catch a clash on create (the analyser's list; qualified names too)
+CLASH_ERRORS = (
+    "FileExistsError",
+    "OSError",
+    "IOError",
+    "EnvironmentError",
+    "Exception",
+    "BaseException",
+    "os.error",
 )
+FILE_EXISTS_ERRORS = frozenset(n.rsplit(".", 1)[-1] for n in CLASH_ERRORS)
 EXIT_CALLS = frozenset({"exit", "_exit", "quit"})
 DECIDING_CALLS = EXIT_CALLS | KILL_NAMES | REMOVE_FUNCS
 # names that say nothing about which file an expression names
@@ -542,49 +541,71 @@ class _Gate:
             return True  # too tangled to trace cheaply: let the analyser judge
         return bool(set.intersection(*words))  # type: ignore[arg-type]
 
-    def _words(self, exprs: list[ast.expr]) -> set[object] | None:
-        """The names and strings the analyser may resolve a path built from ``exprs`` to:
-        it follows names, parameters and ``self.X``, and the arguments of the path
-        functions it knows; any other call or attribute is unknown to it (and then the
-        expression's own spelling, compared by ``_related``, is what identifies the path)."""
+    def _bfs(self, start: list[ast.AST], step: Any) -> Iterator[ast.AST]:
+        """Each node reachable from ``start`` once, ``step(node)`` giving the next ones;
+        raises _TooTangled past the budget."""
         if not hasattr(self, "names"):
             self._index()
-        words: set[object] = set()
-        work: list[ast.AST] = list(exprs)
+        work = list(start)
         seen: set[int] = set()
-        visited = 0
         while work:
             n = work.pop()
             if id(n) in seen:
                 continue
             seen.add(id(n))
-            visited += 1
-            if visited > REACH_BUDGET:
-                return None
-            if isinstance(n, ast.Call):
-                if _func_name(n.func) in PATH_CALLS:
-                    work.extend(n.args)
-                    work.extend(k.value for k in n.keywords)
-                    if isinstance(n.func, ast.Attribute):
-                        work.append(n.func.value)
-            elif isinstance(n, ast.Constant):
-                if isinstance(n.value, str) and _PATHISH.search(n.value):
-                    if not MODE_X.match(n.value) and not _MODE.fullmatch(n.value):
-                        words.add(n.value)
-            elif isinstance(n, ast.Name):
-                if n.id not in PATH_PLUMBING:
-                    words.add(n.id)
-                work.extend(self._values(n))
-            elif isinstance(n, ast.Attribute):
-                if _self_attr(n):
-                    words.add(n.attr)
-                    work.extend(self.attrs.get(n.attr, ()))
-                elif n.attr in ("parent", "name", "stem"):
-                    work.append(n.value)
-            elif isinstance(n, (ast.Subscript, ast.BinOp, ast.JoinedStr, ast.FormattedValue)):
-                work.extend(children(n))
-            elif isinstance(n, (ast.BoolOp, ast.IfExp, ast.Tuple, ast.List, ast.Starred)):
-                work.extend(children(n))
+            if len(seen) > REACH_BUDGET:
+                raise _TooTangled
+            yield n
+            work.extend(step(n))
+
+    def _path_step(self, n: ast.AST) -> list[ast.AST]:
+        """Where the analyser's path resolution goes from ``n``: names, parameters and
+        ``self.X`` to their values, the arguments of the path functions it knows; any other
+        call or attribute is unknown to it (its spelling alone identifies the path)."""
+        if isinstance(n, ast.Call):
+            if _func_name(n.func) not in PATH_CALLS:
+                return []
+            out = [*n.args, *(k.value for k in n.keywords)]
+            if isinstance(n.func, ast.Attribute):
+                out.append(n.func.value)
+            return out
+        if isinstance(n, ast.Name):
+            return self._values(n)
+        if isinstance(n, ast.Attribute):
+            if _self_attr(n):
+                return list(self.attrs.get(n.attr, ()))
+            return [n.value] if n.attr in ("parent", "name", "stem") else []
+        if isinstance(n, _COMPOSITE):
+            return children(n)
+        return []
+
+    def _value_step(self, n: ast.AST) -> list[ast.AST]:
+        """Any sub-expression, and names and ``self.X`` to their values (a wider net than
+        ``_path_step``, for modes and PIDs)."""
+        out = children(n)
+        if isinstance(n, ast.Name):
+            out.extend(self._values(n))
+        elif _self_attr(n):
+            out.extend(self.attrs.get(n.attr, ()))
+        return out
+
+    def _words(self, exprs: list[ast.expr]) -> set[object] | None:
+        """The names and strings the analyser may resolve a path built from ``exprs`` to
+        (None: too tangled to trace cheaply)."""
+        words: set[object] = set()
+        try:
+            for n in self._bfs(list(exprs), self._path_step):
+                if isinstance(n, ast.Constant):
+                    if isinstance(n.value, str) and _PATHISH.search(n.value):
+                        if not MODE_X.match(n.value) and not _MODE.fullmatch(n.value):
+                            words.add(n.value)
+                elif isinstance(n, ast.Name):
+                    if n.id not in PATH_PLUMBING:
+                        words.add(n.id)
+                elif _self_attr(n):
+                    words.add(n.attr)  # type: ignore[attr-defined]
+        except _TooTangled:
+            return None
         return words
 
     # tracing a removal target to the names and strings its path may be built from -----
@@ -694,7 +715,7 @@ class _Gate:
             or self.module_aliases.get(recv) == "os"
             or self.module_aliases.get(recv) == "os.kill"
         ]
-        return bool(pids) and self._reaches(pids, _never, names_count=False, calls=PID_READS)
+        return bool(pids) and self._reaches(pids, _never, calls=PID_READS)
 
     def _lockish_removal(self) -> bool:
         return self._lockish([t for _f, targets in self.removals for t in targets])
@@ -715,46 +736,37 @@ class _Gate:
 
     def _exclusive_mode(self) -> bool:
         """An open() whose mode is an expression that may hold an exclusive mode string."""
-        return self._reaches(list(self.open_modes), MODE_X.match, names_count=False)
+        return self._reaches(list(self.open_modes), MODE_X.match)
 
-    def _reaches(
-        self,
-        work: list[ast.AST],
-        hit: Any,
-        names_count: bool,
-        calls: frozenset[str] = frozenset(),
-    ) -> bool:
-        """Whether a string ``hit`` accepts (or, with ``names_count``, a variable name) is
-        reachable from the expressions along assignments, parameters and ``self.X``."""
-        if not hasattr(self, "names"):
-            self._index()
-        strings: list[str] = []
-        seen: set[int] = set()
-        followed: set[tuple[str, str]] = set()
-        visited = 0
-        while work:
-            node = work.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            for n in walk(node):
-                visited += 1
-                if visited > REACH_BUDGET:
-                    return True  # too tangled to trace cheaply: let the analyser judge
-                if isinstance(n, ast.Constant) and isinstance(n.value, str):
-                    if hit(n.value):
-                        return True
-                    strings.append(n.value)
-                elif calls and isinstance(n, ast.Call) and _func_name(n.func) in calls:
+    def _reaches(self, start: list[ast.AST], hit: Any, calls: frozenset[str] = frozenset()) -> bool:
+        """Whether a string ``hit`` accepts, or a call of one of ``calls``, is reachable from
+        the expressions through their parts, assignments, parameters and ``self.X``."""
+        try:
+            for n in self._bfs(start, self._value_step):
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and hit(n.value):
                     return True
-                elif isinstance(n, ast.Name):
-                    if names_count and hit(n.id):
-                        return True
-                    work.extend(self._values(n))
-                elif _self_attr(n) and ("a", n.attr) not in followed:
-                    followed.add(("a", n.attr))
-                    work.extend(self.attrs.get(n.attr, ()))
-        return names_count and bool(hit("".join(strings)))
+                if calls and isinstance(n, ast.Call) and _func_name(n.func) in calls:
+                    return True
+        except _TooTangled:
+            return True  # let the analyser judge
+        return False
+
+
+class _TooTangled(Exception):
+    """A trace went past REACH_BUDGET nodes."""
+
+
+_COMPOSITE = (
+    ast.Subscript,
+    ast.BinOp,
+    ast.JoinedStr,
+    ast.FormattedValue,
+    ast.BoolOp,
+    ast.IfExp,
+    ast.Tuple,
+    ast.List,
+    ast.Starred,
+)
 
 
 # how the analyser sees a PID read from a file
