@@ -76,7 +76,7 @@ _STRONG = (
     "rmtree",
     "removedirs",
 )
-_CREATE_TEXT = ("mkdir", "makedirs", "link(", "symlink", "hardlink_to", "touch(")
+_CREATE_TEXT = ("mkdir", "makedirs", "symlink", "hardlink_to", "touch(")
 _MODE_TEXT = re.compile(r"""(['"])[rwabtU+]*x[rwabtU+]*\1""")  # an exclusive-create mode
 
 
@@ -113,7 +113,7 @@ def may_hold_lock(text: str) -> bool:
             return True
     if _os_call(text, "remove") or _os_call(text, "kill"):
         return True
-    return "try" in text and any(t in text for t in _CREATE_TEXT)
+    return "try" in text and (any(t in text for t in _CREATE_TEXT) or _os_call(text, "link"))
 
 
 _NOT_NODES = frozenset(
