@@ -146,6 +146,8 @@ def test_python2_file_is_a_parse_error_with_its_line():
             "except urllib2.URLError, e:\n    sys.stderr.write(str(e))\n",
             5,
         ),
+        ("def check(a):\n    if a.ndim != 2:\n        raise ValueError, 'two dimensions'\n", 3),
+        ("try:\n    n = int(input())\nexcept ValueError, e :\n    n = 0\n", 3),
     ],
 )
 def test_python2_job_without_lock_code_is_still_lck000(src, line):
