@@ -1,9 +1,11 @@
 """Python frontend: libcst -> :class:`FileFacts`.
 
-A cheap text pre-filter runs first: a file that cannot hold a lock returns empty facts without
-importing libcst.  Files that pass are checked with CPython's own parser (fast, and it refuses
-pathological nesting with an exception where libcst could hang or overflow the C stack), then
-parsed with libcst, whose character positions give the spans.
+A file goes through four steps, each only when the one before lets it through: the text test
+and the AST test of ``python_gate`` (a file that cannot hold a lock returns empty facts
+without importing libcst; CPython's parser also refuses pathological nesting with an
+exception where libcst could hang or overflow the C stack), the slicer of ``python_slice``
+(functions no lock fact can involve are left out), and libcst with the analyser below, whose
+character positions, mapped back onto the file, give the spans.
 
 The analysis is deliberately static and conservative: a path part that cannot be resolved stays
 unknown, a branch whose end cannot be computed has an unknown status.

@@ -1,21 +1,31 @@
 """Which Python files need the full (libcst) analysis.
 
-Every Python file is parsed by CPython (LCK000 needs its verdict), but only a small share can
-hold a lock fact; libcst costs about fifty times as much per file, so a file goes on only when
-it has an *anchor* of one:
+libcst costs about fifty times as much per file as CPython's parser, and CPython's parser
+alone costs more than a whole ruff run, while only a small share of files can hold a lock
+fact.  So two tests run first:
 
-- a lock API: ``flock``/``lockf``, filelock, portalocker, fasteners, django's file locks;
-- an exclusive create: an ``"x"`` mode, ``O_EXCL``, or a create call (mkdir, link,
-  ``touch``...) inside a ``try``;
-- a PID liveness test or kill: ``kill``, ``killpg``, ``pid_exists``, psutil;
-- a removal (``os.remove``/``unlink``/``rmdir``/``rmtree``, ``Path.unlink``...) that is
-  part of a probe (a create right before it), of a check-then-create (an existence test
-  guarding a create), or whose target can be traced to a lock-like name (a string or an
-  identifier such as ``job.lock``, ``pidfile``, ``LOCK_DIR``).
+- :func:`may_hold_lock`, on the text (substring scans, C speed): a lock API, ``O_EXCL``, an
+  exclusive mode string, ``os.remove``/``os.kill``, a file removal, a create call with a
+  ``try``.  A file that fails it is not parsed at all (unless :func:`looks_like_python2`:
+  then CPython's parser runs for LCK000 only).
+- :class:`Gate`, on CPython's AST: the file goes on only with an *anchor* of a lock fact:
+
+  - a lock API: ``flock``/``lockf``, filelock, portalocker, fasteners, django's file locks;
+  - an exclusive create: an ``"x"`` mode (also through a variable), ``O_EXCL``, or a create
+    call (mkdir, link, ``touch(exist_ok=False)``...) under a handler that catches the clash
+    and decides (for a wide ``OSError`` handler: when it exits or the name looks like a lock);
+  - ``os.kill`` of a PID that may be read from a file, psutil;
+  - a removal (``os.remove``/``unlink``/``rmdir``/``rmtree``, ``Path.unlink``...) that is
+    part of a probe (a create right before it), of a check-then-create (an existence test,
+    a create and a removal of one name), or whose target may be a lock-like name;
+  - a function imported under another name whose calls the tests would look for.
+
+  Names are traced the way the analyser resolves paths: through assignments, parameters
+  (call sites), ``self.X`` and the arguments of the path functions it knows.
 
 Both tests over-approximate what the analyser turns into facts: a file that fails them holds
-none, so skipping it changes no finding.  :func:`may_hold_lock` is the same test on the raw
-text (a regular expression, C speed); it decides whether the AST is walked at all.
+none, so skipping it changes no finding (``bench/corpus_scan.py`` before and after a change,
+``tests/test_perf_prefilter.py``).
 """
 
 from __future__ import annotations
@@ -360,9 +370,6 @@ class _Gate:
         self.kills: list[tuple[str, ast.Call]] = []  # (receiver, call) of X.kill(pid, ...)
         self.x_mode_const = False  # an exclusive mode string anywhere
         self.open_modes: list[ast.expr] = []  # open() modes that are not literals
-
-    def anchored(self) -> bool:
-        return self.anchor() is not None
 
     def anchor(self) -> str | None:
         """The first anchor found, named (None: the file holds no lock fact)."""
@@ -837,8 +844,3 @@ class Gate:
         """A removal whose target may be a lock-like name (then what the file creates
         decides whether it removes another job's lock: LCK107)."""
         return bool(self._gate.removals) and self._gate._lockish_removal()
-
-
-def needs_analysis(tree: ast.AST) -> bool:
-    """The AST test: False means the file holds no lock fact."""
-    return Gate(tree).anchor is not None
