@@ -9,8 +9,10 @@ whole file.
 
 Kept, besides all module-level and class-level statements:
 
-- *seeds*: functions that use the lock, file, process, exit-hook or logging vocabulary the
-  analyser reads (or a lock-like name);
+- *seeds*: functions that use the lock, removal, process, exit-hook or logging vocabulary the
+  analyser reads, a lock-like name or mode string, a name imported under another name, or a
+  module- or class-level lock object; plain file writes only when the file removes a
+  lock-like name (then what it creates decides LCK107);
 - their callers, transitively (call-site arguments, helpers whose result decides a skip),
   and the users of an attribute or global a kept function binds to such a value;
 - the callees of everything kept, transitively (exit helpers, path helpers), and the
