@@ -785,3 +785,77 @@ status()
     assert ("LCK105", 11) in {(f.code, f.span.line) for f in found}
     _, quiet = analyze_text("status.py", reports, "python")
     assert not [f for f in quiet if f.code == "LCK105"]
+
+
+def test_make_if_missing_helper_whose_result_nobody_reads_is_not_a_lock():
+    src = textwrap.dedent(
+        """
+        import errno
+        import os
+
+
+        class Profile:
+            def _mkdir(self, path):
+                if os.path.exists(path):
+                    return False
+                try:
+                    os.mkdir(path)
+                except OSError as e:
+                    if e.errno == errno.EEXIST:
+                        return False
+                    raise
+                return True
+
+            def check_dirs(self):
+                self._mkdir("/srv/app/log")
+                self._mkdir("/srv/app/run")
+        """
+    )
+    assert codes(src) == set()
+    # a caller that skips on the result makes it a lock
+    used = src.replace(
+        '        self._mkdir("/srv/app/run")\n',
+        '        if not self._mkdir("/srv/app/run"):\n            return\n',
+    )
+    assert "LCK101" in codes(used)
+
+
+def test_exists_then_remove_then_create_is_an_overwrite():
+    # distutils' copy: a name found is deleted and written afresh, nothing is skipped
+    src = textwrap.dedent(
+        """
+        import os
+
+
+        def copy_contents(src, dst):
+            fdst = None
+            try:
+                if os.path.exists(dst):
+                    try:
+                        os.unlink(dst)
+                    except OSError as e:
+                        raise RuntimeError(f"could not delete {dst}: {e}")
+                try:
+                    fdst = open(dst, "wb")
+                except OSError as e:
+                    raise RuntimeError(f"could not create {dst}: {e}")
+                with open(src, "rb") as inp:
+                    fdst.write(inp.read())
+            finally:
+                if fdst:
+                    fdst.close()
+
+
+        def move_file(src, dst):
+            try:
+                os.rename(src, dst)
+            except OSError:
+                copy_contents(src, dst)
+                try:
+                    os.unlink(src)
+                except OSError:
+                    os.unlink(dst)
+                    raise
+        """
+    )
+    assert codes(src) == set()

@@ -1912,6 +1912,8 @@ class _Analyzer:
             end = self.find_end(stmts)
             if end is not None and self._tolerates_eexist(h, end):
                 continue
+            if end is not None and end.kind == "return" and self._result_ignored(end.node):
+                continue  # make-if-missing helper: no caller decides anything on the clash
             if end is None and self._recreates(stmts, path):
                 continue  # except FileExistsError: rmtree(d); mkdir(d): the run always goes on
             if end is not None and end.kind == "loop" and self._renamed_each_pass(pnode, end):
@@ -1948,6 +1950,42 @@ class _Analyzer:
             self.handled_creates.add(id(c))
             self._acq_nodes[id(acq)] = c
             self.facts.acquires.append(acq)
+
+    def _result_ignored(self, ret: Any) -> bool:
+        """``ret`` returns from a function (not the entry point) that every caller in this
+        file calls as a statement (the result is dropped), and there is at least one."""
+        func = self.func_of(ret)
+        if func is None or (self.class_of(func) is None and func.name.value in self.entry):
+            return False  # returning from the entry point ends the run
+        sites = self.call_sites(func)
+        return bool(sites) and all(isinstance(self.up(c), self.cst.Expr) for c, _m in sites)
+
+    def _removes_on_normal_path(self, stmts: list[Any], path: PathExpr | None) -> bool:
+        """The statements remove ``path`` other than in an ``except`` handler."""
+        cst = self.cst
+        if path is None:
+            return False
+        key = self.key(path)
+        for st in stmts:
+            for c in self.descendants(st, cst.Call):
+                tgt = self.removal_target(c)
+                if tgt is None or tgt[0] is None or self.key(tgt[0]) != key:
+                    continue
+                if not any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(c)):
+                    return True
+        return False
+
+    def _leaves_on_normal_path(self, stmts: list[Any]) -> bool:
+        """A return, raise, loop jump or exit call in the statements, other than in an
+        ``except`` handler (where only an error leads)."""
+        cst = self.cst
+        leaving = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+        for st in stmts:
+            for n in [st, *self.descendants(st)]:
+                if isinstance(n, leaving) or self.exit_call(n) is not None:
+                    if not any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(n)):
+                        return True
+        return False
 
     def _recreates(self, stmts: list[Any], path: PathExpr | None) -> bool:
         """The handler removes the existing name unconditionally (no test, no exit) and goes
@@ -2431,6 +2469,12 @@ class _Analyzer:
             ]
             if not released:
                 continue  # a run-once marker, never removed (or removed only as a takeover)
+            if (
+                positive
+                and self._removes_on_normal_path(busy_stmts, path)
+                and not self._leaves_on_normal_path(busy_stmts)
+            ):
+                continue  # `if exists(P): remove(P)`, then create: an overwrite, not a guard
             if positive:
                 end = self.find_end(busy_stmts)
                 if end is None:
