@@ -859,3 +859,36 @@ def test_exists_then_remove_then_create_is_an_overwrite():
         """
     )
     assert codes(src) == set()
+
+
+def test_create_if_missing_with_the_run_going_on_is_not_a_lock():
+    # oauth2client's "touch": the file is kept, and the run goes on whether it existed or not
+    src = textwrap.dedent(
+        """
+        import os
+
+
+        class Storage:
+            def __init__(self, filename):
+                self._filename = filename
+
+            def _create_file_if_needed(self):
+                if not os.path.exists(self._filename):
+                    open(self._filename, "a+b").close()
+
+            def locked_delete(self):
+                os.unlink(self._filename)
+        """
+    )
+    assert codes(src) == set()
+    # the same test whose missing branch holds the name for the work and removes it is a lock
+    lock = src.replace(
+        '            open(self._filename, "a+b").close()\n',
+        '            open(self._filename, "a+b").close()\n'
+        "            work()\n"
+        "            os.unlink(self._filename)\n"
+        "        else:\n"
+        "            raise SystemExit(0)\n",
+    )
+    assert lock != src
+    assert "LCK103" in codes(lock)

@@ -2484,6 +2484,10 @@ class _Analyzer:
                 busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
                 busy = self._if_branch(ifn, False, 0)
+                if not busy.ends_run and not any(self.within(c, ifn) for c in released):
+                    # `if not exists(F): create(F)` and the run goes on either way, the name
+                    # kept: making what is missing, nothing is excluded
+                    continue
             acq = Acquire(
                 LockKind.EXISTENCE,
                 "exists() then " + self.creation(creator)[0],
