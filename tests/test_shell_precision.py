@@ -853,3 +853,56 @@ def test_taking_over_from_a_dead_holder_is_lck105():
         fi
     """
     assert ("LCK105", 3) in hits(src)
+
+
+def test_exit_trap_disarmed_on_the_way_out_sets_only_the_failure_status():
+    # zgrep/e2scrub: the trap's `exit 2` covers interrupts and errors; the normal end
+    # disarms it and keeps its own status
+    src = """
+        #!/bin/sh
+        tmp=$(mktemp)
+        trap '
+          rm -f "$tmp"
+          (exit 2); exit 2
+        ' HUP INT PIPE TERM 0
+        gzip -cdfq -- "$1" > "$tmp" || exit 2
+        cmp -s -- "$tmp" "$2"
+        cmp_status=$?
+        rm -f "$tmp"
+        trap - HUP INT PIPE TERM 0
+        (exit $cmp_status)
+    """
+    assert "LCK404" not in codes(src)
+    # never disarmed: every run reports 2
+    kept = src.replace("        trap - HUP INT PIPE TERM 0\n", "")
+    assert ("LCK404", 5) in hits(kept)
+
+
+def test_exit_trap_disarmed_only_before_a_busy_exit_still_overrides():
+    src = """
+        #!/bin/bash
+        trap 'rm -f /var/lib/job/run.pid; exit 1' EXIT
+        if [ -e /var/lib/job/busy ]; then
+            trap - EXIT
+            exit 75
+        fi
+        run_job
+    """
+    assert ("LCK404", 2) in hits(src)
+
+
+def test_disarmed_exit_trap_that_reports_a_cleanup_status_still_overrides():
+    # on the failure paths it still runs, and `exit $?` after rm reports rm's 0
+    src = """
+        #!/bin/sh
+        lockdir=/var/tmp/mylock
+        if ( mkdir ${lockdir} ) 2> /dev/null; then
+            trap 'rm -rf "$lockdir"; exit $?' INT TERM EXIT
+            run_job
+            rm -rf "$lockdir"
+            trap - INT TERM EXIT
+        else
+            echo "Lock Exists: $lockdir"
+        fi
+    """
+    assert ("LCK404", 4) in hits(src)

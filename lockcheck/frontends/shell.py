@@ -290,6 +290,7 @@ class TrapEvent:
     node: object
     span: Span
     before_exit: bool = False  # `trap - EXIT` right before an exit (a busy branch)
+    disarm: bool = False  # `trap - EXIT` / `trap '' EXIT`
     top: object = None  # the top-level statement, when the trap is one
     removals: list = field(default_factory=list)
 
@@ -334,6 +335,7 @@ class _Analyzer:
         self.inode_recheck = False
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
+        self.override_order: dict[int, int] = {}  # StatusOverride -> order of its trap
         self.top_stmt = None
         self.untrapping: set[int] = set()  # busy branches that reset the EXIT trap
         self.loser_exits: dict[int, bool] = {}  # acquires whose losing run can exit
@@ -3177,8 +3179,10 @@ class _Analyzer:
         sigs = [s.upper() for s in argt[1:]]
         if argt[0] == "-" or argt[0] in ("''", '""'):
             if any(s in SIGNALS_EXIT for s in sigs):
-                ev = TrapEvent(self.order, True, set(), cmd, self.span(cmd))
-                ev.before_exit = any(re.search(r"\bexit\b", _txt(n)) for n, _ in pos.rest[:3])
+                ev = TrapEvent(self.order, True, set(), cmd, self.span(cmd), disarm=True)
+                ev.before_exit = any(  # an exit command, not a `(exit N)` subshell setting $?
+                    re.search(r"(?<![(\w])exit\b", _txt(n)) for n, _ in pos.rest[:3]
+                )
                 self.traps.append(ev)
             return
         if not sigs:
@@ -3351,7 +3355,9 @@ class _Analyzer:
             return
         # keep_status_fix is left to lockcheck.fix.suggest (a bare `exit`)
         if self._dedupe(("ov", node.start_byte)):
-            self.facts.overrides.append(StatusOverride(self.span(node), detail))
+            ov = StatusOverride(self.span(node), detail)
+            self.override_order[id(ov)] = self.order
+            self.facts.overrides.append(ov)
 
     def _fixed_var(self, ref: str) -> bool:
         """`$RC` holds one fixed number everywhere in the file (assigned only that literal,
@@ -3375,6 +3381,19 @@ class _Analyzer:
     # ------------------------------------------------------------------ finishing
     def finish(self) -> None:
         acqs = self.facts.acquires
+        # an EXIT trap the script disarms on its way out (`trap - EXIT` other than right
+        # before a busy exit) runs on the failure paths only: a fixed non-zero status there
+        # still reports the failure (no LCK404); `exit 0` or `exit $?` after a cleanup
+        # command would report a failed run as done, and stays
+        disarmed = [t.order for t in self.traps if t.disarm and not t.before_exit]
+        if disarmed:
+            last = max(disarmed)
+            self.facts.overrides = [
+                o
+                for o in self.facts.overrides
+                if self.override_order.get(id(o), last) >= last
+                or not re.fullmatch(r"exit 0*[1-9]\d*", o.detail)
+            ]
         # plain mkdir under set -e: a lock only when removed on exit or named like a lock
         self._service_records()
         removed_keys = {
