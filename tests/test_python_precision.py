@@ -892,3 +892,36 @@ def test_create_if_missing_with_the_run_going_on_is_not_a_lock():
     )
     assert lock != src
     assert "LCK103" in codes(lock)
+
+
+def test_private_directory_search_accepting_an_existing_own_directory_is_not_a_lock():
+    # devappserver: try each candidate; an existing one that is a private directory is used
+    src = textwrap.dedent(
+        """
+        import errno
+        import os
+        import sys
+
+
+        def storage_path(app_id):
+            for path in candidates(app_id):
+                try:
+                    os.mkdir(path, 0o700)
+                except OSError as err:
+                    if err.errno == errno.EEXIST:
+                        if (os.stat(path).st_mode & 0o777) == 0o700 and os.path.isdir(path):
+                            return path
+                        else:
+                            continue
+                    raise
+                else:
+                    return path
+        """
+    )
+    assert codes(src) == set()
+    # the same loop that gives up on an existing name is a lock
+    busy = src.replace(
+        "            if err.errno == errno.EEXIST:\n",
+        "            if err.errno == errno.EEXIST:\n                sys.exit(0)\n",
+    )
+    assert busy != src and "LCK101" in codes(busy)

@@ -2054,6 +2054,7 @@ class _Analyzer:
     def _tolerates_eexist(self, handler: Any, end: _Entry) -> bool:
         """``if not (e.errno == EEXIST ...): raise``: the existing name is accepted."""
         cst = self.cst
+        taken = ""  # the tests of the enclosing ifs whose body leads to the end
         for a in self.ancestors(end.node):
             if a is handler:
                 return False
@@ -2061,13 +2062,15 @@ class _Analyzer:
                 test = self.code(a.test)
                 if "EEXIST" in test and ("not" in test or "!=" in test):
                     return self.within(end.node, a.body)
+                if self.within(end.node, a.body):
+                    taken += " " + test
                 if (
-                    "EEXIST" in test
-                    and re.search(r"\b(isdir|is_dir|exists)\(", test)
+                    "EEXIST" in taken
+                    and re.search(r"\b(isdir|is_dir|exists)\(", taken)
                     and end.kind == "return"
-                    and self.within(end.node, a.body)
                 ):
-                    # `if e.errno == EEXIST and isdir(p): return p`: an ensure-dir helper
+                    # `if e.errno == EEXIST and isdir(p): return p` (or the two tests
+                    # nested): an ensure-dir helper that accepts the existing directory
                     return True
         return False
 
