@@ -906,3 +906,38 @@ def test_disarmed_exit_trap_that_reports_a_cleanup_status_still_overrides():
         fi
     """
     assert ("LCK404", 4) in hits(src)
+
+
+def test_directory_made_then_entered_and_filled_is_provisioning_not_a_lock():
+    # addgnupghome: mkdir as a test with an error return, then cd into it and fill it
+    src = """
+        #!/bin/sh
+        copy_skel() {
+            home=$1
+            if [ -d "$home/.gnupg" ]; then
+                return
+            fi
+            if ! mkdir "$home/.gnupg" ; then
+                echo "error creating $home/.gnupg" >&2
+                return
+            fi
+            if ! cd "$home/.gnupg" ; then
+                return
+            fi
+            cp /etc/skel/.gnupg/gpg.conf gpg.conf
+        }
+        copy_skel /home/ann
+    """
+    facts, findings = run(src)
+    assert findings == [] and facts.acquires == []
+    # a lock directory that only holds the PID and is removed again stays a lock
+    lock = """
+        #!/bin/sh
+        if ! mkdir /var/lib/job/run.d; then
+            exit 0
+        fi
+        echo $$ > /var/lib/job/run.d/pid
+        run_job
+        rm -rf /var/lib/job/run.d
+    """
+    assert ("LCK101", 2) in hits(lock)

@@ -282,6 +282,10 @@ class FdInfo:
     locks: list = field(default_factory=list)
 
 
+# words before the command of a line that tests it (`if ! cd D; then`)
+_CONDITION_WORDS = frozenset({"if", "!", "then", "elif", "while", "until", "do", "else"})
+
+
 @dataclass
 class TrapEvent:
     order: int
@@ -3445,6 +3449,17 @@ class _Analyzer:
                     continue
                 if not removed and not lockish:
                     continue
+            elif (
+                a.mechanism == "mkdir"
+                and a.path is not None
+                and not a.check_then_create
+                and not lockish_text(a.path.render().rstrip("/").rsplit("/", 1)[-1])
+                and not self._removed_after(a.path.key(), self.acq_order[i])
+                and self._work_dir(a.path, a.span.end)
+            ):
+                # `mkdir "$home/.gnupg" || { error; return; }`, then cd into it and fill it,
+                # never removed: a directory being provisioned, not a lock
+                continue
             if i in self.gates and a.path is not None:
                 k = a.path.key()
                 if not any(_covers(r, k) for r in removed_keys):
@@ -3562,7 +3577,9 @@ class _Analyzer:
             if not hit_inside and not whole.search(code):
                 continue
             words = re.findall(r"[^\s;&|()]+", code)
-            first = next((w for w in words if "=" not in w), "").rsplit("/", 1)[-1]
+            first = next(
+                (w for w in words if "=" not in w and w not in _CONDITION_WORDS), ""
+            ).rsplit("/", 1)[-1]
             if hit_inside and first not in ("rm", "rmdir", "unlink"):
                 return True
             if first not in self._TRIVIAL:
