@@ -941,3 +941,28 @@ def test_directory_made_then_entered_and_filled_is_provisioning_not_a_lock():
         rm -rf /var/lib/job/run.d
     """
     assert ("LCK101", 2) in hits(lock)
+
+
+def test_link_with_a_copy_fallback_is_not_a_lock():
+    # gettextize: symlink the file, or copy it when linking fails
+    src = """
+        #!/bin/sh
+        linkorcopy() {
+            rm -f "$srcdir/$3"
+            (ln -s "$2" "$srcdir/$3" && echo "Symlinking file $3") 2>/dev/null ||
+            { echo "Copying file $3"; cp "$1" "$srcdir/$3"; }
+        }
+        for file in ABOUT-NLS config.rpath; do
+            linkorcopy "$file" "$datadir/$file" "$file"
+        done
+        if [ -n "$undo" ]; then
+            for file in ABOUT-NLS config.rpath; do
+                rm -f "$srcdir/$file"
+            done
+        fi
+    """
+    facts, findings = run(src)
+    assert findings == [] and facts.acquires == []
+    # a failure branch that gives up is a busy branch
+    busy = src.replace('{ echo "Copying file $3"; cp "$1" "$srcdir/$3"; }', "exit 0")
+    assert busy != src and "LCK101" in codes(busy)

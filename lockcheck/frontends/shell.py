@@ -2241,6 +2241,10 @@ class _Analyzer:
         ):
             self.facts.created.append(path)  # `mkdir D ||:`: the failure is ignored
             return None
+        if br is not None and br.stmts and self._makes_instead(br, path):
+            # `ln -s A D || cp A D`: the failure branch makes the same name another way
+            self.facts.created.append(path)
+            return None
         ret = (
             re.match(r"\s*(?:\{\s*)?return(?:\s+(\d+))?\s*(?:[;}]|$)", _txt(br.stmts[0][0]))
             if br is not None and not br.fallthrough and br.stmts
@@ -3551,6 +3555,37 @@ class _Analyzer:
         "kill", "read", "if", "elif", "while", "until", "local", "export", "return", "exit",
         "logger", "log", ":", "true", "false", "chmod", "chown", "touch",
     }  # fmt: skip
+
+    def _makes_instead(self, br, path: PathExpr) -> bool:
+        """A command of the failure branch copies or links to the same name, and the
+        branch never leaves: a fallback (`ln -s A D || cp A D`), not a busy branch (a
+        takeover re-makes the name too, but after a test that exits)."""
+        spelled = path.text.strip("\"'").rstrip("/")
+        if not spelled:
+            return False
+        if any(re.search(r"\b(?:exit|return)\b", _txt(n)) for n, _ in br.stmts):
+            return False
+        for n, _ in br.stmts:
+            for c in [n, *self._descendants_of_type(n, "command")]:
+                if c.type != "command":
+                    continue
+                name = self.cmd_name(c)
+                if name not in ("cp", "install", "ln"):
+                    continue
+                ops = [_txt(a).strip("\"'").rstrip("/") for a in self.cmd_args(c)]
+                ops = [o for o in ops if o and not o.startswith("-")]
+                if ops and ops[-1] == spelled:
+                    return True
+        return False
+
+    def _descendants_of_type(self, node, kind: str) -> list:
+        out, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            if n.type == kind:
+                out.append(n)
+            stack.extend(n.named_children)
+        return out
 
     def _work_dir(self, path: PathExpr, start: int) -> bool:
         """The directory made at ``start`` is filled or entered by later commands (`cd D`,
