@@ -238,3 +238,36 @@ def main():
 main()
 """
     assert {"LCK103", "LCK401"} <= {code for code, _line in codes_at(src)}
+
+
+def test_what_a_script_creates_still_counts_when_an_anchor_is_found_first():
+    # /tmp/stats.pid is this script's own file (made by prepare): removing it is no LCK107,
+    # with or without unrelated functions around
+    src = """\
+#!/usr/bin/env python3
+import fcntl
+import os
+
+STATS = "/tmp/stats.pid"
+
+
+def prepare():
+    open(STATS, "w").close()
+
+
+def drop():
+    os.remove(STATS)
+
+
+def main():
+    with open("/var/lib/job/run.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        drop()
+
+
+prepare()
+main()
+"""
+    assert "LCK107" not in {code for code, _line in codes_at(src)}
+    padded = src.replace("\n\ndef drop", _padding(40) + "\n\ndef drop")
+    assert "LCK107" not in {code for code, _line in codes_at(padded)}

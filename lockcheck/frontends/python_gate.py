@@ -442,13 +442,7 @@ class _Gate:
             return "os.kill"
         if self.generic_creates and self._lockish(self.generic_creates):
             return "create under a clash handler"
-        self.removals = [
-            (f, targets)
-            for f, targets in self.removals
-            if not isinstance(f, ast.Attribute)
-            or f.attr != "remove"
-            or (isinstance(f.value, ast.Name) and f.value.id in self.module_aliases)
-        ]
+        self.removals = self.os_removals()
         if not self.removals:
             return None
         if self._probe():
@@ -458,6 +452,17 @@ class _Gate:
         if self._lockish_removal():
             return "lock-like removal"
         return None
+
+    def os_removals(self) -> list[tuple[ast.expr, list[ast.expr]]]:
+        """The removals recorded, ``X.remove`` only where X is the os module (a list's
+        ``remove`` removes no file)."""
+        return [
+            (f, targets)
+            for f, targets in self.removals
+            if not isinstance(f, ast.Attribute)
+            or f.attr != "remove"
+            or (isinstance(f.value, ast.Name) and f.value.id in self.module_aliases)
+        ]
 
     def _call(self, node: ast.Call, name: str | None = None) -> bool:
         """Records removals; True for an open() with an exclusive mode.  ``name``: the
@@ -843,4 +848,16 @@ class Gate:
     def lock_like_removal(self) -> bool:
         """A removal whose target may be a lock-like name (then what the file creates
         decides whether it removes another job's lock: LCK107)."""
-        return bool(self._gate.removals) and self._gate._lockish_removal()
+        g = self._gate
+        if self.anchor is not None:
+            # the anchor search stopped at the first anchor: collect every removal
+            g = _Gate(g.tree)
+            for node in walk(g.tree):
+                if isinstance(node, ast.Call):
+                    g._call(node)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    for a in node.names:
+                        if a.name in OS_MODULES:
+                            g.module_aliases[a.asname or a.name] = a.name
+            g.removals = g.os_removals()
+        return bool(g.removals) and g._lockish_removal()
