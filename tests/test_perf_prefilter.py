@@ -271,3 +271,16 @@ main()
     assert "LCK107" not in {code for code, _line in codes_at(src)}
     padded = src.replace("\n\ndef drop", _padding(40) + "\n\ndef drop")
     assert "LCK107" not in {code for code, _line in codes_at(padded)}
+
+
+def test_sliced_crlf_module_has_the_same_findings_and_spans():
+    src = LINKED_JOB + _padding(100)
+    crlf = src.replace("\n", "\r\n")
+    _f, lf_found = analyze_text("job.py", src, "python")
+    _f, crlf_found = analyze_text("job.py", crlf, "python")
+    assert [(f.code, f.span.line, f.span.col) for f in crlf_found] == [
+        (f.code, f.span.line, f.span.col) for f in lf_found
+    ]
+    assert [crlf[f.span.start : f.span.end] for f in crlf_found] == [
+        src[f.span.start : f.span.end] for f in lf_found
+    ]
