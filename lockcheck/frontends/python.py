@@ -44,7 +44,16 @@ from ..model import (
     Span,
 )
 from ..paths import lockish_name
-from .python_gate import CLASH_ERRORS, Gate, looks_like_python2, may_hold_lock
+from .python_gate import (
+    CLASH_ERRORS,
+    EXIT_CALLS_Q,
+    LOG_HANDLERS,
+    REMOVE_CALLS,
+    REMOVE_METHODS,
+    Gate,
+    looks_like_python2,
+    may_hold_lock,
+)
 from .python_slice import Sliced, slice_text
 
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
@@ -245,17 +254,7 @@ FILE_EXISTS_ERRORS = set(CLASH_ERRORS)
 # what a failed non-blocking flock raises: the same wide errors, not FileExistsError
 BUSY_ERRORS = FILE_EXISTS_ERRORS - {"FileExistsError"} | {"BlockingIOError", "PermissionError"}
 LIB_BUSY_ERRORS_SUFFIX = ("Timeout", "AlreadyLocked", "LockException", "LockError")
-EXIT_FUNCS = {"sys.exit", "exit", "quit", "os._exit", "builtins.exit"}
 OS_EX = {"EX_OK": 0, "EX_TEMPFAIL": 75, "EX_SOFTWARE": 70, "EX_UNAVAILABLE": 69}
-REMOVE_FUNCS = {"os.remove", "os.unlink", "os.rmdir", "shutil.rmtree", "os.removedirs"}
-REMOVE_METHODS = {"unlink", "rmdir"}
-LOG_HANDLERS = (
-    "FileHandler",
-    "RotatingFileHandler",
-    "TimedRotatingFileHandler",
-    "WatchedFileHandler",
-    "SysLogHandler",
-)
 LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
 
 
@@ -1018,7 +1017,7 @@ class _Analyzer:
                 out.setdefault(c.func.value, "ignored")
             elif isinstance(par, cst.Arg):
                 outer = self.up(par)
-                if isinstance(outer, cst.Call) and self.call_q(outer) in EXIT_FUNCS:
+                if isinstance(outer, cst.Call) and self.call_q(outer) in EXIT_CALLS_Q:
                     out[c.func.value] = "sysexit"
                 elif isinstance(outer, cst.Call) and self.call_q(outer) == "SystemExit":
                     out[c.func.value] = "sysexit"
@@ -1095,7 +1094,7 @@ class _Analyzer:
 
     def exit_call(self, node: Any) -> Any:
         """The exit call (sys.exit(...), exit(), os._exit) if ``node`` is one."""
-        if isinstance(node, self.cst.Call) and self.call_q(node) in EXIT_FUNCS:
+        if isinstance(node, self.cst.Call) and self.call_q(node) in EXIT_CALLS_Q:
             return node
         return None
 
@@ -1416,7 +1415,7 @@ class _Analyzer:
             for c in self.descendants(st, cst.Call):
                 q = self.call_q(c)
                 if (
-                    q in REMOVE_FUNCS
+                    q in REMOVE_CALLS
                     or q in ("os.kill", "os.killpg")
                     or self.method(c) in REMOVE_METHODS
                 ):
@@ -1458,9 +1457,9 @@ class _Analyzer:
         q = self.call_q(call)
         m = self.method(call)
         node = None
-        if q in REMOVE_FUNCS:
+        if q in REMOVE_CALLS:
             node = self.arg(call, 0, "path")
-        elif m in REMOVE_METHODS and isinstance(call.func, cst.Attribute) and q not in REMOVE_FUNCS:
+        elif m in REMOVE_METHODS and isinstance(call.func, cst.Attribute) and q not in REMOVE_CALLS:
             if q.startswith(("os.", "shutil.")):
                 return None
             node = call.func.value
@@ -1502,7 +1501,7 @@ class _Analyzer:
             elif self.is_q(c, "atexit.register") and c.args:
                 fn = c.args[0].value
                 fq = self.qname(fn) or ""
-                if fq in REMOVE_FUNCS and len(c.args) > 1:
+                if fq in REMOVE_CALLS and len(c.args) > 1:
                     r = Removal(self.path(c.args[1].value), self.span(c), via="atexit")
                     r.hook_span = self.span(c)
                     r.drop_fix = self.drop_fix(c)
@@ -1853,7 +1852,7 @@ class _Analyzer:
         osname = next((k for k, v in self.imports.items() if v == "os"), None)
         if osname is None:
             return None
-        rm_arg = self.arg(rm_call, 0) if self.call_q(rm_call) in REMOVE_FUNCS else None
+        rm_arg = self.arg(rm_call, 0) if self.call_q(rm_call) in REMOVE_CALLS else None
         if rm_arg is None and isinstance(rm_call.func, cst.Attribute):
             rm_arg = rm_call.func.value
         edits = []

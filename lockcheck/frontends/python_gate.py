@@ -62,8 +62,20 @@ WRITE_NAMES = CREATE_NAMES | {"open", "write_text", "write_bytes"}
 PLAIN_WRITES = frozenset({"open", "touch", "write_text", "write_bytes"})
 OPEN_NAMES = frozenset({"open", "fdopen"})
 TEST_NAMES = frozenset({"exists", "isfile", "is_file", "lexists"})
-REMOVE_FUNCS = frozenset({"remove", "unlink", "rmdir", "rmtree", "removedirs"})
+# the analyser's vocabularies (qualified names), and the bare names the gate looks for
+REMOVE_CALLS = frozenset({"os.remove", "os.unlink", "os.rmdir", "shutil.rmtree", "os.removedirs"})
 REMOVE_METHODS = frozenset({"unlink", "rmdir"})  # Path methods: the receiver is removed
+REMOVE_FUNCS = frozenset(q.rsplit(".", 1)[-1] for q in REMOVE_CALLS)
+EXIT_CALLS_Q = frozenset({"sys.exit", "exit", "quit", "os._exit", "builtins.exit"})
+LOG_HANDLERS = frozenset(
+    {
+        "FileHandler",
+        "RotatingFileHandler",
+        "TimedRotatingFileHandler",
+        "WatchedFileHandler",
+        "SysLogHandler",
+    }
+)
 OS_MODULES = frozenset({"os", "shutil"})
 MODE_X = re.compile(r"[rwabtU+]*x[rwabtU+]*\Z")
 REACH_BUDGET = 5000  # nodes visited when tracing removal targets; beyond it: analyse
@@ -240,7 +252,7 @@ CLASH_ERRORS = (
     "os.error",
 )
 FILE_EXISTS_ERRORS = frozenset(n.rsplit(".", 1)[-1] for n in CLASH_ERRORS)
-EXIT_CALLS = frozenset({"exit", "_exit", "quit"})
+EXIT_CALLS = frozenset(q.rsplit(".", 1)[-1] for q in EXIT_CALLS_Q)
 DECIDING_CALLS = EXIT_CALLS | KILL_NAMES | REMOVE_FUNCS
 # names that say nothing about which file an expression names
 PATH_PLUMBING = frozenset(

@@ -30,6 +30,7 @@ from .python_gate import (
     CREATE_NAMES,
     KILL_NAMES,
     LIB_NAMES,
+    LOG_HANDLERS,
     MODE_X,
     OPEN_NAMES,
     REMOVE_FUNCS,
@@ -46,6 +47,7 @@ SEED_NAMES = (
     | KILL_NAMES
     | REMOVE_FUNCS
     | CREATE_NAMES
+    | LOG_HANDLERS
     | {
         "remove",
         "O_EXCL",
@@ -57,11 +59,6 @@ SEED_NAMES = (
         "st_mtime",
         "st_ctime",
         "st_ino",
-        "FileHandler",
-        "RotatingFileHandler",
-        "TimedRotatingFileHandler",
-        "WatchedFileHandler",
-        "SysLogHandler",
         "basicConfig",
         "dictConfig",
         "fileConfig",
