@@ -285,6 +285,7 @@ class StatusOverride:
     span: Span  # the exit N run by the trap
     detail: str  # e.g. "exit 0", "exit $? after another command"
     keep_status_fix: FixTemplate | None = None
+    status: int | None = None  # the fixed status, when it is a known number
 
 
 @dataclass

@@ -3352,8 +3352,10 @@ class _Analyzer:
         if not args:
             return
         a = _txt(args[0]).strip("\"'")
+        status = None
         if a.isdigit() or (self.number_of(a) is not None and self._fixed_var(a)):
             detail = f"exit {a}"
+            status = (self.number_of(a) or 0) & 0xFF
         elif a in ("$?", "${?}"):
             # exit $? right at the start is fine; after another command it is that status
             if len(stmts) == 1 and last.type == "command":
@@ -3363,7 +3365,7 @@ class _Analyzer:
             return
         # keep_status_fix is left to lockcheck.fix.suggest (a bare `exit`)
         if self._dedupe(("ov", node.start_byte)):
-            ov = StatusOverride(self.span(node), detail)
+            ov = StatusOverride(self.span(node), detail, status=status)
             self.override_order[id(ov)] = self.order
             self.facts.overrides.append(ov)
 
@@ -3399,8 +3401,7 @@ class _Analyzer:
             self.facts.overrides = [
                 o
                 for o in self.facts.overrides
-                if self.override_order.get(id(o), last) >= last
-                or not re.fullmatch(r"exit 0*[1-9]\d*", o.detail)
+                if self.override_order.get(id(o), last) >= last or not o.status
             ]
         # plain mkdir under set -e: a lock only when removed on exit or named like a lock
         self._service_records()
