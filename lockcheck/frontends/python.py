@@ -54,7 +54,7 @@ from .python_gate import (
     looks_like_python2,
     may_hold_lock,
 )
-from .python_slice import Sliced, slice_text
+from .python_slice import Sliced, line_starts, slice_text
 
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
 WORK_BUDGET = 4000  # resolution steps for one path or pid (call-site fan-out is bounded)
@@ -235,17 +235,10 @@ def _libcst_safe(text: str, message: str) -> bool:
 def _error_at(text: str, line: int, msg: str) -> ParseError:
     lines = text.splitlines()
     line = max(1, min(line, max(1, len(lines))))
-    starts = _line_starts(text)
+    starts = line_starts(text)
     start = starts[line - 1] if line - 1 < len(starts) else len(text)
     length = len(lines[line - 1]) if line - 1 < len(lines) else 0
     return ParseError(Span(line, 1, line, length + 1, start, start + length), msg)
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for m in re.finditer(r"\r\n|\r|\n", text):
-        starts.append(m.end())
-    return starts
 
 
 # --------------------------------------------------------------------------- the analyser
@@ -279,7 +272,7 @@ class _Analyzer:
             self.pos = _positions(module, facts.text)
         else:  # offsets in the sliced text, mapped back to the file's when asked for
             self.pos = _MappedPositions(_positions(module, sliced.text), sliced.original)
-        self.starts = _line_starts(self.text)
+        self.starts = line_starts(self.text)
         self.parent: dict[int, Any] = {}
         self.calls: list[Any] = []
         self.ifs: list[Any] = []

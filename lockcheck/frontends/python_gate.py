@@ -742,7 +742,7 @@ class _Gate:
             or self.module_aliases.get(recv) == "os"
             or self.module_aliases.get(recv) == "os.kill"
         ]
-        return bool(pids) and self._reaches(pids, _never, calls=PID_READS)
+        return bool(pids) and self._reaches(pids, calls=PID_READS)
 
     def _lockish_removal(self) -> bool:
         return self._lockish([t for _f, targets in self.removals for t in targets])
@@ -765,13 +765,16 @@ class _Gate:
         """An open() whose mode is an expression that may hold an exclusive mode string."""
         return self._reaches(list(self.open_modes), MODE_X.match)
 
-    def _reaches(self, start: list[ast.AST], hit: Any, calls: frozenset[str] = frozenset()) -> bool:
+    def _reaches(
+        self, start: list[ast.AST], hit: Any = None, calls: frozenset[str] = frozenset()
+    ) -> bool:
         """Whether a string ``hit`` accepts, or a call of one of ``calls``, is reachable from
         the expressions through their parts, assignments, parameters and ``self.X``."""
         try:
             for n in self._bfs(start, self._value_step):
-                if isinstance(n, ast.Constant) and isinstance(n.value, str) and hit(n.value):
-                    return True
+                if hit and isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    if hit(n.value):
+                        return True
                 if calls and isinstance(n, ast.Call) and _func_name(n.func) in calls:
                     return True
         except _TooTangled:
@@ -798,10 +801,6 @@ _COMPOSITE = (
 
 # how the analyser sees a PID read from a file
 PID_READS = frozenset({"read", "read_text", "readline", "readlines", "read_bytes", "load"})
-
-
-def _never(_text: str) -> bool:
-    return False
 
 
 # the calls whose arguments the analyser resolves into a path

@@ -240,7 +240,9 @@ def _kept(units: list[_Unit]) -> set[int]:
     return kept
 
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+def line_starts(text: str) -> list[int]:
+    """The offset of each line's start, lines ended as CPython ends them (CRLF, CR, LF)."""
+    return [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", text))]
 
 
 class Sliced:
@@ -276,10 +278,11 @@ def slice_text(tree: ast.Module, text: str, file_writes: bool = True) -> Sliced 
     )
     if not drop:
         return None
-    lines = [m.group(0) for m in _LINE.finditer(text)]
-    line_start = [0]
-    for line in lines:
-        line_start.append(line_start[-1] + len(line))
+    line_start = [*line_starts(text), len(text)]
+
+    def line(n: int) -> str:  # 1-based, with its line break
+        return text[line_start[n - 1] : line_start[n]]
+
     out: list[str] = []
     starts: list[int] = []
     origins: list[int] = []
@@ -288,16 +291,14 @@ def slice_text(tree: ast.Module, text: str, file_writes: bool = True) -> Sliced 
     for first, node in drop:
         end = node.end_lineno or node.lineno
         a, b = line_start[first - 1], line_start[end]
-        if a < pos:
-            continue  # nested in a dropped one (cannot happen: units are outermost)
         starts.append(size)
         origins.append(pos)
         out.append(text[pos:a])
         size += a - pos
-        def_line = lines[node.lineno - 1]
-        body = def_line.rstrip("\r\n")
+        body = line(node.lineno).rstrip("\r\n")
         indent = body[: len(body) - len(body.lstrip(" \t\f"))]
-        newline = lines[end - 1][len(lines[end - 1].rstrip("\r\n")) :] or "\n"
+        last = line(end)
+        newline = last[len(last.rstrip("\r\n")) :] or "\n"
         stub = indent + "pass" + newline
         starts.append(size)
         origins.append(line_start[node.lineno - 1])  # the stub stands for the def line
