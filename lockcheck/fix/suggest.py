@@ -155,6 +155,18 @@ def sh_name(path: PathExpr) -> str | None:
 _SH_STATUS = re.compile(r"exit(?:\s+(\S+))?")
 
 
+def _hooked_acquire(text: str, facts, hook):
+    """The acquire whose busy path ``hook`` (a release trap, ``finally`` or ``atexit``) is
+    active in, when both spans are usable."""
+    if not hook.active_in_busy_of or not _ok_span(text, hook.span):
+        return None
+    idx = hook.active_in_busy_of[0]
+    if idx >= len(facts.acquires):
+        return None
+    acq = facts.acquires[idx]
+    return acq if _ok_span(text, acq.span) else None
+
+
 class _Shell:
     def __init__(self, facts: FileFacts, code: int = 75) -> None:
         self.code = code
@@ -309,11 +321,8 @@ class _Shell:
         ls, le = line_start(text, hook.span.start), line_end(text, hook.span.end)
         if text[ls : hook.span.start].strip() or text[hook.span.end : le].strip():
             return None
-        idx = hook.active_in_busy_of[0]
-        if idx >= len(self.facts.acquires):
-            return None
-        acq = self.facts.acquires[idx]
-        if not _ok_span(text, acq.span) or acq.span.start < le:
+        acq = _hooked_acquire(text, self.facts, hook)
+        if acq is None or acq.span.start < le:
             return None
         # after the statement that acquires: the end of its busy branch, or its own line
         after = self._statement_end(acq.span.end)
@@ -766,13 +775,8 @@ class _Python:
             return self._move_finally(hook)
         if hook.mechanism != "atexit" or not hook.active_in_busy_of:
             return None
-        if not _ok_span(text, hook.span):
-            return None
-        idx = hook.active_in_busy_of[0]
-        if idx >= len(self.facts.acquires):
-            return None
-        acq = self.facts.acquires[idx]
-        if not _ok_span(text, acq.span) or acq.span.start < hook.span.end:
+        acq = _hooked_acquire(self.text, self.facts, hook)
+        if acq is None or acq.span.start < hook.span.end:
             return None
         hchain = self._chain(hook.span.start)
         if not hchain:
@@ -807,14 +811,11 @@ class _Python:
           handler become a ``try``/``except`` of their own before it.
         """
         text = self.text
-        if not _ok_span(text, hook.span):
+        acq = _hooked_acquire(self.text, self.facts, hook)
+        if acq is None:
             return None
-        idx = hook.active_in_busy_of[0]
-        if idx >= len(self.facts.acquires):
-            return None
-        acq = self.facts.acquires[idx]
         busy = acq.busy
-        if busy is None or not busy.ends_run or not _ok_span(text, acq.span):
+        if busy is None or not busy.ends_run:
             return None
         if not _ok_span(text, busy.span):
             return None
