@@ -403,13 +403,13 @@ class _Gate:
                 if _has_call(node.test, TEST_NAMES):
                     self.exists_ifs.append(node)
             elif t is ast.Import:
+                self._note_aliases(node)
                 for a in node.names:
                     top = a.name.split(".")[0]
                     if top in LIB_MODULES:
                         return top
-                    if a.name in OS_MODULES:
-                        self.module_aliases[a.asname or a.name] = a.name
             elif t is ast.ImportFrom:
+                self._note_aliases(node)
                 mod = node.module or ""
                 top = mod.split(".")[0]
                 if (top in LIB_MODULES and top != "filelock") or mod.startswith(
@@ -424,10 +424,6 @@ class _Gate:
                     elif a.asname and a.name in RENAMED_MATTER and a.asname != a.name:
                         # `from os import remove as rm`: the calls hide behind another name
                         return f"{a.name} imported as {a.asname}"
-                    if mod in ("os", "posix") and a.name in KILL_NAMES:
-                        self.module_aliases[a.asname or a.name] = "os.kill"
-                    if a.name in OS_MODULES:
-                        self.module_aliases[a.asname or a.name] = a.name
             elif t is ast.Try or t.__name__ == "TryStar":
                 kinds = {_decides_on_clash(h) for h in node.handlers} - {None}
                 if kinds:
@@ -464,6 +460,18 @@ class _Gate:
         if self._lockish_removal():
             return "lock-like removal"
         return None
+
+    def _note_aliases(self, node: ast.Import | ast.ImportFrom) -> None:
+        """The local names of the os/shutil modules and of os.kill."""
+        for a in node.names:
+            if a.name in OS_MODULES:
+                self.module_aliases[a.asname or a.name] = a.name
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and node.module in ("os", "posix")
+                and a.name in KILL_NAMES
+            ):
+                self.module_aliases[a.asname or a.name] = "os.kill"
 
     def os_removals(self) -> list[tuple[ast.expr, list[ast.expr]]]:
         """The removals recorded, ``X.remove`` only where X is the os module (a list's
@@ -867,8 +875,6 @@ class Gate:
                 if isinstance(node, ast.Call):
                     g._call(node)
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                    for a in node.names:
-                        if a.name in OS_MODULES:
-                            g.module_aliases[a.asname or a.name] = a.name
+                    g._note_aliases(node)
             g.removals = g.os_removals()
         return bool(g.removals) and g._lockish_removal()
