@@ -19,7 +19,7 @@ from .config import FAIL_ON, ConfigError, Overrides, Resolver, fail_threshold, v
 from .report import FORMATS, HUMAN_FORMATS, SEVERITY_ORDER, ReportContext
 
 PROG = "lockcheck"
-COMMANDS = ("scan", "check", "rule", "init", "version")
+COMMANDS = ("scan", "check", "rule", "init", "probe", "race", "version")
 
 
 class UsageError(Exception):
@@ -236,6 +236,9 @@ def build_parser() -> Parser:
     g.add_argument("--python", dest="language", action="store_const", const="python")
     i.add_argument("--slot", default="job", metavar="NAME", help="the lock's name (default: job)")
 
+    from . import runtime
+
+    runtime.add_parsers(sub)
     sub.add_parser("version", help="print the version")
     return p
 
@@ -262,6 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_rule(args)
         if args.command == "init":
             return cmd_init(args)
+        if args.command in ("probe", "race"):
+            from . import runtime
+
+            return runtime.run(args, out, UsageError)
         return cmd_scan(args)
     except (ConfigError, UsageError) as exc:
         error_line(str(exc))
