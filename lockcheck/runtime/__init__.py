@@ -43,6 +43,12 @@ def add_parsers(sub) -> None:
     r.add_argument(
         "--hold", type=_seconds, default=0.05, help="seconds the payload stays inside (0.05)"
     )
+    r.add_argument(
+        "--jitter",
+        type=_seconds_or_zero,
+        default=0.0,
+        help="start each copy up to this many seconds after the barrier (random, seeded: 0)",
+    )
     r.add_argument("--timeout", type=_seconds, default=30.0, help="seconds per run (30)")
     r.add_argument(
         "--overall-timeout", type=_seconds, default=600.0, help="seconds for all rounds (600)"
@@ -72,6 +78,10 @@ def _seconds(value: str) -> float:
     if not 0 < n < 1e6:
         raise argparse.ArgumentTypeError(f"expected seconds > 0, got '{value}'")
     return n
+
+
+def _seconds_or_zero(value: str) -> float:
+    return 0.0 if value.strip() in ("0", "0.0") else _seconds(value)
 
 
 def run(args, out, usage_error) -> int:
@@ -135,6 +145,7 @@ def _race(args, out, usage_error) -> int:
         overall_timeout=args.overall_timeout,
         busy_code=args.busy_code,
         progress=progress,
+        jitter=args.jitter,
     )
     if args.output_format == "json":
         out(json.dumps(rep.as_json(), indent=2) + "\n")

@@ -15,6 +15,7 @@ killed whole on timeout; the scratch directory is removed at the end.
 from __future__ import annotations
 
 import os
+import random
 import shlex
 import shutil
 import signal
@@ -152,7 +153,9 @@ def _kill_group(pid: int) -> None:
         time.sleep(0.05)
 
 
-def _spawn(argv: list[str], pipes: tuple[int, int, int, int], env: dict, cwd: str | None) -> int:
+def _spawn(
+    argv: list[str], pipes: tuple[int, int, int, int], env: dict, cwd: str | None, delay: float
+) -> int:
     go_r, go_w, ready_r, ready_w = pipes
     pid = os.fork()
     if pid == 0:
@@ -164,6 +167,8 @@ def _spawn(argv: list[str], pipes: tuple[int, int, int, int], env: dict, cwd: st
             os.close(ready_w)
             os.read(go_r, 1)  # the barrier: returns when the parent closes the pipe
             os.close(go_r)
+            if delay:
+                time.sleep(delay)
             if cwd:
                 os.chdir(cwd)
             os.execvpe(argv[0], argv, env)
@@ -182,6 +187,8 @@ def _round(
     timeout: float,
     env: dict,
     cwd: str | None,
+    jitter: float,
+    rng: random.Random,
 ) -> list[RunResult]:
     d = os.path.join(scratch, f"round-{rnd}")
     os.mkdir(d, 0o700)
@@ -192,7 +199,8 @@ def _round(
     try:
         for i in range(jobs):
             argv = build_argv(command, payload_argv(d, f"{i}", hold))
-            pids[_spawn(argv, (go_r, go_w, ready_r, ready_w), env, cwd)] = i
+            delay = rng.uniform(0, jitter) if jitter else 0.0
+            pids[_spawn(argv, (go_r, go_w, ready_r, ready_w), env, cwd, delay)] = i
         os.close(ready_w)
         ready_w = -1
         got = 0
@@ -264,18 +272,21 @@ def race(
     busy_code: int = BUSY_CODE,
     progress=None,
     cwd: str | None = None,
+    jitter: float = 0.0,
+    seed: int = 0,
 ) -> RaceReport:
     rep = RaceReport(command=list(command), jobs=jobs, rounds=rounds, busy_code=busy_code)
     env = dict(os.environ)
     scratch = tempfile.mkdtemp(prefix="lockcheck-race-")
     codes: Counter[str] = Counter()
+    rng = random.Random(seed)
     t0 = time.monotonic()
     try:
         for rnd in range(1, rounds + 1):
             if time.monotonic() - t0 > overall_timeout:
                 rep.stopped = f"stopped after {rnd - 1} rounds: --overall-timeout reached"
                 break
-            results = _round(command, rnd, jobs, scratch, hold, timeout, env, cwd)
+            results = _round(command, rnd, jobs, scratch, hold, timeout, env, cwd, jitter, rng)
             rep.rounds_run = rnd
             overl = sum(r.overlapped for r in results)
             if overl:
