@@ -257,6 +257,10 @@ def test_race_correct_wrapper_never_overlaps(tmp_path: Path, lockdir: Path):
     assert rep["ran_payload"] >= 25 and rep["busy"] + rep["ran_payload"] == 100
     assert rep["failed"] == rep["timeouts"] == 0
     assert set(rep["exit_codes"]) <= {"0", "75"}
+    # staggered starts: still no overlap, and nothing but the result is printed off a tty
+    proc = lockcheck("race", "-j", "3", "-n", "5", "--jitter", "0.05", "--", str(w), cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "OK: no overlap" in proc.stdout
 
 
 @needs_flock
