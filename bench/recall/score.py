@@ -62,7 +62,35 @@ class Record:
         return f"{self.set_name}/{self.data['id']}/{self.data['path']}"
 
 
+def _labels(data: dict) -> list[Label]:
+    return [
+        Label(
+            code=lab["code"],
+            line=int(lab["line"]),
+            alt_lines=[int(x) for x in lab.get("alt_lines", [])],
+            reason=lab.get("reason", ""),
+            uncertain=bool(lab.get("uncertain", False)),
+        )
+        for lab in data["labels"]
+    ]
+
+
+def reconciled_labels() -> dict[str, list[Label]]:
+    """Final labels of the files the second reading disputed, by id (``reconciled.jsonl``):
+    they replace the first reader's labels of those files."""
+    path = HERE / "reconciled.jsonl"
+    if not path.exists():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            data = json.loads(line)
+            out[data["id"]] = _labels(data)
+    return out
+
+
 def load_sets(paths: list[Path]) -> list[Record]:
+    final = reconciled_labels()
     records = []
     seen = set()
     for path in paths:
@@ -78,16 +106,7 @@ def load_sets(paths: list[Path]) -> list[Record]:
             if rec.rid in seen:
                 sys.exit(f"{path}:{n}: duplicate id {data['id']}")
             seen.add(rec.rid)
-            rec.labels = [
-                Label(
-                    code=lab["code"],
-                    line=int(lab["line"]),
-                    alt_lines=[int(x) for x in lab.get("alt_lines", [])],
-                    reason=lab.get("reason", ""),
-                    uncertain=bool(lab.get("uncertain", False)),
-                )
-                for lab in data["labels"]
-            ]
+            rec.labels = final[data["id"]] if data["id"] in final else _labels(data)
             records.append(rec)
     return records
 
