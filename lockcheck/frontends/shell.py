@@ -43,8 +43,9 @@ from ..model import (
     StatusOverride,
 )
 from ..paths import lockish_text, name_words
+from .treesitter import Offsets, source_bytes
+from .treesitter import parser as ts_parser
 
-_PARSER = None
 _CONSEQUENCE = re.compile(
     r"\b(exit|rm|rmdir|unlink|mkdir|touch|ln)\b|(?<![\d&>])>>?(?![&>])\s*(?!/dev/)"
 )
@@ -54,24 +55,13 @@ _FILE_CHANGE = re.compile(
 # functions that stop or report on a service: a liveness test there is not a lock decision
 _STOP_WORDS = {"STOP", "STATUS", "KILL", "TERMINATE", "SHUTDOWN", "HALT"}
 _RUNS_OTHER_SCRIPT = re.compile(r"#![ \t]*\S*/(?:sh|bash|dash|ksh|mksh|ash)[ \t]+[^-\s]")
-_HIGH_PLANES = re.compile(
-    rb"\xf0[\xb0-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
-)
 _BATS_TEST = re.compile(rb"(?m)^([ \t]*)@test[ \t][^\n]*\{[ \t]*$")
 
 
 def tree_sitter_source(text: str) -> bytes:
-    """The bytes to give tree-sitter-bash for ``text``: UTF-8 (undecodable bytes kept), with
-    code points above U+2FFFF replaced by a harmless 4-byte character (same offsets):
-    tree-sitter-bash 0.25 reads out of bounds on some of them (`{` then U+F1862 segfaults).
-    Anything else that parses shell text with tree-sitter should use this too."""
-    try:
-        src = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        src = text.encode("utf-8", "surrogatepass")
-    if len(src) != len(text):
-        src = _HIGH_PLANES.sub("\U0001f600".encode(), src)
-    return src
+    """The bytes to give tree-sitter-bash for ``text`` (see :func:`treesitter.source_bytes`:
+    tree-sitter-bash 0.25 reads out of bounds on some code points above U+2FFFF)."""
+    return source_bytes(text)
 
 
 def _bash_accepts(src: bytes, bats: bool = False) -> bool:
@@ -103,13 +93,7 @@ def _bash_accepts(src: bytes, bats: bool = False) -> bool:
 
 
 def _parser():
-    global _PARSER
-    if _PARSER is None:
-        import tree_sitter
-        import tree_sitter_bash
-
-        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-    return _PARSER
+    return ts_parser("bash")
 
 
 # ----------------------------------------------------------------------------- small helpers
@@ -304,9 +288,7 @@ class _Analyzer:
         self.text = text
         self.facts = FileFacts(path=path, language="shell", text=text)
         self.src = tree_sitter_source(text)
-        self.ascii = len(self.src) == len(text)
-        self._b2c: list[int] | None = None
-        self._line_starts: list[int] | None = None
+        self.offsets = Offsets(text, self.src)
         self.offmap: list[int] | None = None  # byte map for a sub-parsed trap string
         self._sub_src = b""
         self.functions: dict[str, object] = {}
@@ -367,30 +349,10 @@ class _Analyzer:
     def _c(self, b: int) -> int:
         if self.offmap is not None:
             b = self.offmap[min(b, len(self.offmap) - 1)]
-        if self.ascii:
-            return b
-        if self._b2c is None:
-            m = []
-            for i, ch in enumerate(self.text):
-                o = ord(ch)
-                n = 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
-                if 0xDC80 <= o <= 0xDCFF:
-                    n = 1
-                m.extend([i] * n)
-            m.append(len(self.text))
-            self._b2c = m
-        return self._b2c[min(b, len(self._b2c) - 1)]
+        return self.offsets.char(b)
 
     def _lc(self, c: int) -> tuple[int, int]:
-        if self._line_starts is None:
-            starts = [0]
-            for m in re.finditer("\n", self.text):
-                starts.append(m.end())
-            self._line_starts = starts
-        import bisect
-
-        i = bisect.bisect_right(self._line_starts, c) - 1
-        return i + 1, c - self._line_starts[i] + 1
+        return self.offsets.line_col(c)
 
     def span(self, node) -> Span:
         s, e = self._c(node.start_byte), self._c(node.end_byte)

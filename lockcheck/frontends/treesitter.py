@@ -1,0 +1,142 @@
+"""The one tree-sitter layer of the frontends: parsers, source bytes, offsets, spans, errors.
+
+Every frontend that reads a tree-sitter tree goes through this module:
+
+* :func:`parser` builds (once per process) the parser of a grammar (``"bash"``,
+  ``"python"``); the grammar package is imported only then.
+* :func:`source_bytes` turns the decoded text into the bytes tree-sitter reads (UTF-8 with
+  undecodable bytes kept, so offsets stay one-to-one with the text).
+* :class:`Offsets` maps tree-sitter's byte offsets to ``str`` offsets (computed once, and
+  only for a non-ASCII text), and offsets to 1-based lines and character columns.
+* :func:`first_error` finds the first ERROR or MISSING node without recursion.
+* :func:`walk` yields a subtree's nodes iteratively (trees can be 10,000 deep).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..model import Span
+
+_PARSERS: dict[str, Any] = {}
+
+# code points above U+2FFFF: tree-sitter-bash 0.25 reads out of bounds on some of them
+_HIGH_PLANES = re.compile(
+    rb"\xf0[\xb0-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
+
+
+def parser(grammar: str) -> Any:
+    """The (cached) tree-sitter parser of ``grammar``: ``"bash"`` or ``"python"``."""
+    p = _PARSERS.get(grammar)
+    if p is None:
+        import importlib
+
+        import tree_sitter
+
+        module = importlib.import_module(f"tree_sitter_{grammar}")
+        p = _PARSERS[grammar] = tree_sitter.Parser(tree_sitter.Language(module.language()))
+    return p
+
+
+def source_bytes(text: str) -> bytes:
+    """The bytes to give tree-sitter for ``text``: UTF-8 (undecodable bytes, kept as
+    surrogates when the file was read, back to their byte), with code points above U+2FFFF
+    replaced by a harmless 4-byte character (same offsets)."""
+    try:
+        src = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        src = text.encode("utf-8", "surrogatepass")
+    if len(src) != len(text):
+        src = _HIGH_PLANES.sub("\U0001f600".encode(), src)
+    return src
+
+
+class Offsets:
+    """Byte offsets of the source bytes -> ``str`` offsets of ``text``, and ``str`` offsets
+    -> (line, column), both 1-based, columns in characters."""
+
+    def __init__(self, text: str, src: bytes) -> None:
+        self.text = text
+        self.ascii = len(src) == len(text)
+        self._b2c: list[int] | None = None
+        self._starts: list[int] | None = None
+
+    def char(self, b: int) -> int:
+        if self.ascii:
+            return b
+        m = self._b2c
+        if m is None:
+            m = []
+            for i, ch in enumerate(self.text):
+                o = ord(ch)
+                n = 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+                if 0xDC80 <= o <= 0xDCFF:
+                    n = 1  # an undecodable byte kept as a surrogate
+                m.extend([i] * n)
+            m.append(len(self.text))
+            self._b2c = m
+        return m[min(b, len(m) - 1)]
+
+    @property
+    def line_starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
+
+    def line_col(self, c: int) -> tuple[int, int]:
+        starts = self.line_starts
+        i = bisect.bisect_right(starts, c) - 1
+        return i + 1, c - starts[i] + 1
+
+    def span_of(self, s: int, e: int) -> Span:
+        """The span of ``text[s:e]`` (``str`` offsets)."""
+        l1, c1 = self.line_col(s)
+        l2, c2 = self.line_col(e)
+        return Span(l1, c1, l2, c2, s, e)
+
+    def span(self, node: Any) -> Span:
+        """The span of a tree-sitter node."""
+        return self.span_of(self.char(node.start_byte), self.char(node.end_byte))
+
+    def line_span(self, line: int) -> Span:
+        """The whole of 1-based ``line`` (without its line break)."""
+        starts = self.line_starts
+        line = max(1, min(line, len(starts)))
+        s = starts[line - 1]
+        e = starts[line] if line < len(starts) else len(self.text)
+        while e > s and self.text[e - 1] in "\r\n":
+            e -= 1
+        return Span(line, 1, line, e - s + 1, s, e)
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """``node`` and its descendants, in source order, without recursion."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if n.child_count:
+            stack.extend(reversed(n.children))
+
+
+def first_error(root: Any) -> Any:
+    """The first (in source order) ERROR or MISSING node under ``root``, or None.  Only the
+    subtrees that hold an error are entered (``has_error``)."""
+    if not root.has_error:
+        return None
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            return n
+        stack.extend(reversed([c for c in n.children if c.has_error or c.is_missing]))
+    return None
+
+
+def text_of(node: Any) -> str:
+    """The source of a node as ``str`` (for identifiers and short tokens)."""
+    return node.text.decode("utf-8", "surrogateescape")
