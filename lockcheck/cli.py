@@ -595,7 +595,7 @@ def cmd_scan(args) -> int:
         for f in findings:
             by_file.setdefault(f.path, []).append(f)
         ctx0 = ReportContext(unsafe_fixes=args.unsafe_fixes)
-        fix_roots = [os.path.realpath(p) for p in paths]  # a fix never leaves them
+        fix_roots = list(paths)  # a fix never leaves them (apply.real_root)
         new_findings = []
         for t, r in zip(targets, results, strict=True):
             fs = by_file.get(r.display)

@@ -184,11 +184,12 @@ def run(
     jobs: int | None = None,
 ) -> list[FileResult]:
     """Results in the order of ``targets``, each file analysed in a bounded worker process
-    (:mod:`lockcheck.workers`); at most ``jobs`` of them (default: the machine's cores), fewer
-    when the run is too small to pay for more."""
-    jobs = jobs or default_jobs()
-    work = sum(WORK_WEIGHT.get(t.language or "", 0.0) for t in targets)
-    workers = max(1, min(jobs, len(targets), int(work / WORK_PER_WORKER) + 1))
+    (:mod:`lockcheck.workers`): ``jobs`` of them (at most one per file); by default as many
+    as the machine has cores, fewer when the run is too small to pay for more."""
+    if jobs is None:
+        work = sum(WORK_WEIGHT.get(t.language or "", 0.0) for t in targets)
+        jobs = min(default_jobs(), int(work / WORK_PER_WORKER) + 1)
+    workers = max(1, min(jobs, len(targets)))
     if targets:
         _preload(targets)
     from .workers import Unavailable, run_bounded

@@ -48,8 +48,22 @@ def _fault(task: Any) -> None:
             os.kill(os.getpid(), signal.SIGSEGV)
 
 
+def _quiet() -> None:
+    """The report is the parent's: nothing a worker (or a native library dying in it) writes
+    may reach standard output, nor, unless LOCKCHECK_DEBUG is set, standard error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        if not os.environ.get("LOCKCHECK_DEBUG"):
+            os.dup2(devnull, 2)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
 def _child(conn, func: Callable[[Any], Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and ends us
+    _quiet()
     while True:
         try:
             msg = conn.recv()
@@ -113,7 +127,7 @@ class _Worker:
             self.proc.join()
         self.conn.close()
 
-    def death(self) -> str:
+    def death(self, memory: int | None) -> str:
         self.proc.join(timeout=5)
         code = self.proc.exitcode
         if code is not None and code < 0:
@@ -121,6 +135,10 @@ class _Worker:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
+            if memory and -code == signal.SIGABRT:  # how native code meets a failed malloc
+                return (
+                    f"the analysis crashed ({name}), likely at the memory bound ({_size(memory)})"
+                )
             return f"the analysis crashed ({name})"
         return f"the analysis process exited unexpectedly (status {code})"
 
@@ -204,7 +222,7 @@ def run_bounded(
                     try:
                         index, kind, value = w.conn.recv()
                     except (EOFError, OSError):
-                        finish(w, stopped(task, w.death()))
+                        finish(w, stopped(task, w.death(bounds(task)[1])))
                         w.stop(kill=True)
                         pool[i] = None
                         continue

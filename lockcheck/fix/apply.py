@@ -355,6 +355,16 @@ def _copy_xattrs(src: str, fd: int, path: str) -> None:
             ) from exc
 
 
+def real_root(path: str) -> str:
+    """The real location of a scanned path: a directory's real path; for a file, its
+    directory's real path and its own name (a symlink named on the command line is not
+    written through to a file elsewhere)."""
+    if os.path.isdir(path):
+        return os.path.realpath(path)
+    ap = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(ap)), os.path.basename(ap))
+
+
 def _inside_any(path: str, roots: list[str]) -> bool:
     return any(_inside(path, r) for r in roots)
 
@@ -388,7 +398,7 @@ def write_atomic(
             os.path.realpath(os.path.dirname(os.path.abspath(path))),
         ]
     else:
-        roots = [os.path.realpath(r) for r in ([root] if isinstance(root, str) else root)]
+        roots = [real_root(r) for r in ([root] if isinstance(root, str) else root)]
     target = os.path.realpath(path)
     if not _inside_any(target, roots):
         what = "through a symlink to" if os.path.islink(path) else "to"
