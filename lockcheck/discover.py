@@ -59,9 +59,13 @@ def detect_language(path: str) -> str | None:
 class _Excludes:
     """exclude + extend-exclude of one Settings, matched relative to its project root."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, warnings: list[str] | None = None) -> None:
         self.root = os.path.abspath(settings.project_root or os.getcwd())
-        self.spec = compile_spec(list(settings.exclude) + list(settings.extend_exclude))
+        invalid: list[str] = []
+        self.spec = compile_spec(list(settings.exclude) + list(settings.extend_exclude), invalid)
+        where = display_path(settings.config_file) + ": " if settings.config_file else ""
+        for line in invalid if warnings is not None else ():
+            warnings.append(f"{where}exclude pattern {line!r} is not a valid glob; ignored")
 
     def _rel(self, path: str) -> str:
         rel = os.path.relpath(path, self.root)
@@ -199,7 +203,7 @@ class Discovery:
     def _ex(self, settings: Settings) -> _Excludes:
         key = id(settings)
         if key not in self._excludes:
-            self._excludes[key] = _Excludes(settings)
+            self._excludes[key] = _Excludes(settings, self.warnings)
         return self._excludes[key]
 
     def _reachable(self, path: str, explicit: bool) -> bool:

@@ -101,12 +101,20 @@ def linear_regex(regex: str) -> str:
     return "".join(out)
 
 
-def compile_spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
-    """A :class:`pathspec.GitIgnoreSpec` of ``lines`` whose patterns match in linear time."""
+def compile_spec(lines: Iterable[str], invalid: list[str] | None = None) -> pathspec.GitIgnoreSpec:
+    """A :class:`pathspec.GitIgnoreSpec` of ``lines`` whose patterns match in linear time.
+
+    A line that is no valid pattern (``[z-a]``) matches nothing, as in git, and is added to
+    ``invalid`` when given: one bad line in a repository's ignore file must not stop a run."""
     import pathspec
 
-    spec = pathspec.GitIgnoreSpec.from_lines(list(lines))
-    patterns = list(spec.patterns)
+    patterns = []
+    for line in lines:
+        try:
+            patterns.extend(pathspec.GitIgnoreSpec.from_lines([line]).patterns)
+        except (ValueError, re.error):
+            if invalid is not None:
+                invalid.append(line)
     for p in patterns:
         regex = getattr(p, "regex", None)
         if regex is not None:

@@ -444,3 +444,27 @@ def test_compiled_globs_leave_one_backtracking_star_per_segment():
     assert not spec.match_file("x/" + "a" * 40)
     assert spec.match_file("src/1x2y3z4/deep/er/job.sh")
     assert not spec.match_file("src/1x2z3y4/deep/job.sh")
+
+
+def test_a_utf16_crlf_file_is_fixed_in_utf16_with_crlf(tmp_path):
+    p = write(tmp_path, "cleanup.sh", REMOVES_FLOCK_FILE.replace("\n", "\r\n").encode("utf-16"))
+    proc = lockcheck("scan", "--fix", "cleanup.sh", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    expected = "".join(
+        ln for ln in REMOVES_FLOCK_FILE.splitlines(keepends=True) if not ln.startswith("trap")
+    )
+    assert p.read_bytes() == expected.replace("\n", "\r\n").encode("utf-16")
+
+
+def test_an_invalid_glob_in_an_ignore_file_or_exclude_does_not_stop_the_run(tmp_path):
+    write(tmp_path, "sub/.gitignore", "[z-a]\n")
+    write(tmp_path, "sub/a.sh", FOREIGN)
+    write(tmp_path, "other/.lockcheck.toml", 'extend-exclude = ["[z-a]"]\n')
+    write(tmp_path, "other/b.sh", FOREIGN)
+    proc = lockcheck("scan", "--output-format", "concise", ".", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.decode().count("LCK107") == 2
+    assert proc.stderr.decode() == (
+        "lockcheck: warning: other/.lockcheck.toml: exclude pattern '[z-a]' is not a valid glob;"
+        " ignored\n"
+    )

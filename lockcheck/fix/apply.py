@@ -309,6 +309,13 @@ def _crlf(data: bytes) -> bool:
     return n > 0 and data.count(b"\r\n") == n
 
 
+def _newline_bytes(data: bytes, src: source.Source | None) -> bytes:
+    """The bytes whose line ends tell CRLF from LF (UTF-16/32 text re-encoded as UTF-8)."""
+    if src is None or not src.bom:
+        return data
+    return src.text.encode("utf-8", "surrogateescape")
+
+
 def _inside(path: str, root: str) -> bool:
     try:
         return os.path.commonpath([path, root]) == root
@@ -426,7 +433,7 @@ def write_atomic(
 
     if not unchanged():
         raise FixWriteError(f"{path}: changed on disk since it was read; not fixed")
-    if original_bytes is not None and _crlf(original_bytes):
+    if original_bytes is not None and _crlf(_newline_bytes(original_bytes, src)):
         text = re.sub(r"(?<!\r)\n", "\r\n", text)
     try:
         data = source.encode(text, src)
