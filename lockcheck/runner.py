@@ -175,7 +175,8 @@ def _preload(targets: list[Target]) -> None:
 
     for language in sorted({t.language for t in targets if t.language}):
         importlib.import_module(f"{__package__}.frontends.{language}")
-    importlib.import_module(f"{__package__}.engine")
+    for name in ("engine", "checks", "fix.suggest"):  # what analyze_text imports lazily
+        importlib.import_module(f"{__package__}.{name}")
 
 
 def run(

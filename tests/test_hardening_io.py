@@ -183,7 +183,7 @@ def test_jobs_1_and_4_give_byte_identical_output(cli, tmp_path, monkeypatch):
 
 def test_jobs_must_be_positive(cli, tmp_path):
     status, _, err = cli("scan", "--jobs", "0")
-    assert status == 2 and "--jobs" in err
+    assert status == 2 and "expected a positive integer, got '0'" in err
 
 
 # --------------------------------------------------------------------------- 3. paths
