@@ -280,6 +280,37 @@ def test_fix_keeps_setuid_owner_and_group(tmp_path):
     assert stat.S_IMODE(st.st_mode) == 0o6750
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching to another user needs root")
+def test_fix_as_a_plain_user_keeps_the_files_group():
+    """A user who may write a file of one of their groups keeps that group (the new file
+    would get the user's primary group)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:  # /tmp: pytest's own directory is root's only
+        _fix_as_nobody(Path(d))
+
+
+def _fix_as_nobody(work: Path) -> None:
+    os.chown(work, 65534, 100)
+    p = write(work, "cleanup.sh", REMOVES_FLOCK_FILE)
+    os.chown(p, 65534, 100)
+    os.chmod(p, 0o2750)
+    text, data = read_source(str(p))
+    groups = os.getgroups()
+    os.setgroups([100])
+    os.setegid(65534)
+    os.seteuid(65534)
+    try:
+        write_atomic(str(p), text.replace("trap", "# trap"), data, str(work))
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+        os.setgroups(groups)
+    st = p.stat()
+    assert "# trap" in p.read_text()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (65534, 100, 0o2750)
+
+
 def _xattrs_supported(path: Path) -> bool:
     try:
         os.setxattr(path, "user.lockcheck-probe", b"1")
