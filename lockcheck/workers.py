@@ -177,6 +177,7 @@ def run_bounded(
     results: list[Any] = [None] * total
     pending = deque(range(total))
     pool: list[_Worker | None] = []
+    retried: dict[int, int] = {}
     done = 0
 
     def finish(w: _Worker, value: Any) -> None:
@@ -204,9 +205,13 @@ def run_bounded(
                     timeout, memory = bounds(tasks[k])
                     try:
                         w.give(k, tasks[k], timeout, memory)
-                    except OSError:  # died while idle: replace it and retry the task
-                        pending.appendleft(k)
-                        w.index = None
+                    except OSError:  # died while idle: replace it and retry the task once
+                        retried[k] = retried.get(k, 0) + 1
+                        if retried[k] > 1:
+                            finish(w, stopped(tasks[k], "the analysis process did not start"))
+                        else:
+                            pending.appendleft(k)
+                            w.index = None
                         w.stop(kill=True)
                         pool[i] = None
             busy = [w for w in pool if w is not None and w.index is not None]
@@ -221,7 +226,7 @@ def run_bounded(
                 if w.conn in ready:
                     try:
                         index, kind, value = w.conn.recv()
-                    except (EOFError, OSError):
+                    except Exception:  # EOF: the worker died (a torn message: it died sending)
                         finish(w, stopped(task, w.death(bounds(task)[1])))
                         w.stop(kill=True)
                         pool[i] = None
