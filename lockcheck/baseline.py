@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from .model import Finding
+from .outfile import write_new
 
 VERSION = 1
 Key = tuple[str, str, str, int]
@@ -72,11 +73,8 @@ def write(
             {"path": k[0], "code": k[1], "line": k[2], "occurrence": k[3], "message": f.message}
         )
     doc = {"lockcheck-baseline": VERSION, "entries": entries}
-    tmp = file + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
-    os.replace(tmp, file)
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    write_new(file, text.encode("utf-8", "surrogateescape"))  # never through a symlink
     return len(entries)
 
 

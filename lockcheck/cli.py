@@ -15,7 +15,16 @@ from collections import Counter
 from collections.abc import Sequence
 
 from . import __version__
-from .config import FAIL_ON, ConfigError, Overrides, Resolver, fail_threshold, validate_selector
+from .config import (
+    FAIL_ON,
+    ConfigError,
+    Overrides,
+    Resolver,
+    fail_threshold,
+    parse_size,
+    parse_timeout,
+    validate_selector,
+)
 from .report import FORMATS, HUMAN_FORMATS, SEVERITY_ORDER, ReportContext
 
 PROG = "lockcheck"
@@ -57,11 +66,15 @@ def err(text: str) -> None:
 
 
 def error_line(message: str) -> None:
-    err(f"{PROG}: error: {message}")
+    from .report import printable  # file names in the message never reach the terminal raw
+
+    err(f"{PROG}: error: {printable(message)}")
 
 
 def warning_line(message: str) -> None:
-    err(f"{PROG}: warning: {message}")
+    from .report import printable
+
+    err(f"{PROG}: warning: {printable(message)}")
 
 
 def _plural(n: int, word: str) -> str:
@@ -96,6 +109,26 @@ def _exit_code(value: str) -> int:
     if not 1 <= n <= 255:
         raise argparse.ArgumentTypeError(f"expected an integer 1..255, got '{value}'")
     return n
+
+
+def _jobs(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{value}'") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{value}'")
+    return n
+
+
+def _bound(parse):
+    def convert(value: str):
+        try:
+            return parse(value)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
 def _extend(values: list[list[str]] | None) -> list[str]:
@@ -186,6 +219,26 @@ def build_parser() -> Parser:
         default=[],
         metavar="DIR",
         help="treat DIR as a synced or network location (repeatable)",
+    )
+    lim = s.add_argument_group("resources")
+    lim.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help="analyse up to N files at once (default: the machine's cores)",
+    )
+    lim.add_argument(
+        "--file-timeout",
+        type=_bound(parse_timeout),
+        metavar="SECONDS",
+        help="stop analysing a file after this long: one LCK000 (default: 20; 0: no bound)",
+    )
+    lim.add_argument(
+        "--file-memory",
+        type=_bound(parse_size),
+        metavar="SIZE",
+        help="memory bound of one file's analysis, e.g. 512MiB (default: 1GiB; 0: no bound)",
     )
     output = s.add_argument_group("output")
     output.add_argument(
@@ -467,6 +520,8 @@ def cmd_scan(args) -> int:
         synced_paths=list(args.synced_path),
         skip_exit_code=args.skip_exit_code,
         fail_on=args.fail_on,
+        file_timeout=args.file_timeout,
+        file_memory=args.file_memory,
     )
     resolver = Resolver(overrides, config=args.config, isolated=args.isolated)
     paths = args.paths or (["-"] if args.stdin_filename else ["."])
@@ -476,7 +531,10 @@ def cmd_scan(args) -> int:
     elif "-" in paths:
         raise UsageError("'-' (standard input) cannot be combined with other paths")
     else:
-        targets, errors = discover(paths, resolver, force_exclude=args.force_exclude)
+        warnings: list[str] = []
+        targets, errors = discover(paths, resolver, args.force_exclude, warnings)
+        for w in resolver.warnings + warnings:
+            warning_line(w)
     for e in errors:
         error_line(e)
     status_error = bool(errors)
@@ -503,7 +561,7 @@ def cmd_scan(args) -> int:
     )
     from .runner import codes_for, run
 
-    results = run(targets, progress=progress)
+    results = run(targets, progress=progress, jobs=args.jobs)
     progress.done()
 
     sources: dict[str, str] = {}
@@ -537,6 +595,7 @@ def cmd_scan(args) -> int:
         for f in findings:
             by_file.setdefault(f.path, []).append(f)
         ctx0 = ReportContext(unsafe_fixes=args.unsafe_fixes)
+        fix_roots = list(paths)  # a fix never leaves them (apply.real_root)
         new_findings = []
         for t, r in zip(targets, results, strict=True):
             fs = by_file.get(r.display)
@@ -573,7 +632,7 @@ def cmd_scan(args) -> int:
                     new_findings.extend(remaining)
                     continue
                 try:
-                    apply.write_atomic(r.path, res.fixed, r.data)
+                    apply.write_atomic(r.path, res.fixed, r.data, fix_roots, r.source)
                 except OSError as exc:
                     error_line(str(exc))
                     status_error = True
@@ -601,7 +660,10 @@ def cmd_scan(args) -> int:
     if args.write_baseline:
         from .baseline import write
 
-        n = write(args.write_baseline, findings, line_of, ctx.abspath)
+        try:
+            n = write(args.write_baseline, findings, line_of, ctx.abspath)
+        except OSError as exc:
+            raise UsageError(_os_error(args.write_baseline, exc)) from exc
         if not args.silent:
             entries = "entry" if n == 1 else "entries"
             err(f"{PROG}: wrote {n} baseline {entries} to {args.write_baseline}")
@@ -656,18 +718,19 @@ def cmd_scan(args) -> int:
     if stdin and args.fix:
         fixed_text = stdin_fixed
         if fixed_text is None:
-            fixed_text = targets[0].data.decode("utf-8", "surrogateescape") if targets else ""
+            from .fix.apply import decode
+
+            fixed_text = decode(targets[0].data or b"", targets[0].language) if targets else ""
         out(fixed_text)
         if not args.silent:
             _write(sys.stderr, report)
     elif args.output_file:
+        from .outfile import write_new
+
         try:
-            parent = os.path.dirname(os.path.abspath(args.output_file))
-            os.makedirs(parent, exist_ok=True)
-            with open(args.output_file, "wb") as fh:
-                fh.write(report.encode("utf-8", "surrogateescape"))
+            write_new(args.output_file, report.encode("utf-8", "surrogateescape"))
         except OSError as exc:
-            raise UsageError(f"{args.output_file}: {exc.strerror or exc}") from exc
+            raise UsageError(_os_error(args.output_file, exc)) from exc
     elif not args.silent:
         out(report)
 
@@ -683,6 +746,12 @@ def cmd_scan(args) -> int:
         if SEVERITY_ORDER[f.severity.value] >= SEVERITY_ORDER[threshold]:
             return 1
     return 0
+
+
+def _os_error(path: str, exc: OSError) -> str:
+    if exc.strerror is None:  # ours (UnsafeOutput): the message is the line
+        return str(exc)
+    return f"{path}: {exc.strerror}"
 
 
 def _suggestion_diffs(findings, ctx: ReportContext, apply) -> str:

@@ -46,6 +46,8 @@ KEYS = {
     "skip-exit-code",
     "fail-on",
     "strict",
+    "file-timeout",
+    "file-memory",
 }
 
 
@@ -110,14 +112,28 @@ def _read_toml(path: str) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{display_path(path)}: invalid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{display_path(path)}: invalid TOML: not UTF-8 ({exc.reason})") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{display_path(path)}: invalid TOML: nested too deeply") from exc
     except OSError as exc:
         raise ConfigError(f"{display_path(path)}: {exc.strerror or exc}") from exc
 
 
-def read_config(path: str) -> ConfigFile | None:
-    """The lockcheck table of a configuration file (None: a pyproject.toml without one)."""
-    doc = _read_toml(path)
-    if os.path.basename(path) == "pyproject.toml":
+def read_config(path: str, warnings: list[str] | None = None) -> ConfigFile | None:
+    """The lockcheck table of a configuration file (None: a pyproject.toml without one).
+
+    With ``warnings``, a ``pyproject.toml`` that cannot be read as TOML is another tool's file
+    gone bad, not a lockcheck configuration: it is passed over with a warning line."""
+    pyproject = os.path.basename(path) == "pyproject.toml"
+    try:
+        doc = _read_toml(path)
+    except ConfigError as exc:
+        if warnings is None or not pyproject:
+            raise
+        warnings.append(f"{exc}; passed over")
+        return None
+    if pyproject:
         tool = doc.get("tool")
         if not isinstance(tool, dict) or "lockcheck" not in tool:
             return None
@@ -198,9 +214,55 @@ def apply_config(cfg: ConfigFile, settings: Settings) -> Settings:
         if not isinstance(v, bool):
             raise ConfigError(f"{_where(cfg, 'strict')}: expected true or false")
         s.strict = v
+    if "file-timeout" in data:
+        try:
+            s.file_timeout = parse_timeout(data["file-timeout"])
+        except ValueError as exc:
+            raise ConfigError(f"{_where(cfg, 'file-timeout')}: {exc}") from None
+    if "file-memory" in data:
+        try:
+            s.file_memory = parse_size(data["file-memory"])
+        except ValueError as exc:
+            raise ConfigError(f"{_where(cfg, 'file-memory')}: {exc}") from None
     s.config_file = cfg.path
     s.project_root = base
     return s
+
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_timeout(value: object) -> float:
+    """Seconds per file (a number or a numeric string; 0 means no bound)."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number of seconds")
+    try:
+        t = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number of seconds, got {value!r}") from None
+    if not 0 <= t < 1e9 or t != t:
+        raise ValueError(f"expected a number of seconds >= 0, got {value!r}")
+    return t
+
+
+def parse_size(value: object) -> int:
+    """Bytes: an integer, or a string such as ``512MiB``, ``1G``, ``2 GiB`` (0: no bound)."""
+    import re
+
+    if isinstance(value, bool):
+        raise ValueError("expected a size such as 1GiB")
+    if isinstance(value, int):
+        n = value
+    else:
+        m = re.fullmatch(r"\s*(\d+)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", str(value))
+        if m is None:
+            raise ValueError(f"expected a size such as 512MiB or 1GiB, got {value!r}")
+        n = int(m.group(1)) * _UNITS[m.group(2).lower()]
+    if n < 0:
+        raise ValueError(f"expected a size >= 0, got {value!r}")
+    if 0 < n < 16 << 20:
+        raise ValueError(f"a memory bound below 16 MiB cannot run the analysis, got {value!r}")
+    return n
 
 
 def _abs_root(root: str, base: str) -> str:
@@ -230,6 +292,8 @@ class Overrides:
     synced_paths: list[str] = field(default_factory=list)
     skip_exit_code: int | None = None
     fail_on: str | None = None
+    file_timeout: float | None = None
+    file_memory: int | None = None
 
     def apply(self, settings: Settings) -> Settings:
         s = replace(settings)
@@ -249,6 +313,10 @@ class Overrides:
         if self.fail_on is not None:
             s.fail_on = self.fail_on
             s.strict = False
+        if self.file_timeout is not None:
+            s.file_timeout = self.file_timeout
+        if self.file_memory is not None:
+            s.file_memory = self.file_memory
         return s
 
 
@@ -264,6 +332,7 @@ class Resolver:
         self._fixed: Settings | None = None
         self._cache: dict[str, Settings] = {}
         self._cfg_cache: dict[str, ConfigFile | None] = {}
+        self.warnings: list[str] = []  # one line each, for the CLI to print
         if config is not None:
             if not os.path.isfile(config):
                 raise ConfigError(f"{config}: No such file or directory")
@@ -281,7 +350,7 @@ class Resolver:
         for name in CONFIG_NAMES:
             cand = os.path.join(d, name)
             if os.path.isfile(cand):
-                found = read_config(cand)
+                found = read_config(cand, self.warnings)
                 if found is not None:
                     break
         if found is None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .config import Resolver, display_path
 from .frontends import PYTHON_EXTENSIONS, SHELL_EXTENSIONS, language_of
+from .globs import compile_spec
 from .settings import Settings
 
 if TYPE_CHECKING:  # pathspec costs ~30 ms to import: only walks and excludes need it
@@ -58,13 +59,13 @@ def detect_language(path: str) -> str | None:
 class _Excludes:
     """exclude + extend-exclude of one Settings, matched relative to its project root."""
 
-    def __init__(self, settings: Settings) -> None:
-        import pathspec
-
+    def __init__(self, settings: Settings, warnings: list[str] | None = None) -> None:
         self.root = os.path.abspath(settings.project_root or os.getcwd())
-        self.spec = pathspec.GitIgnoreSpec.from_lines(
-            list(settings.exclude) + list(settings.extend_exclude)
-        )
+        invalid: list[str] = []
+        self.spec = compile_spec(list(settings.exclude) + list(settings.extend_exclude), invalid)
+        where = display_path(settings.config_file) + ": " if settings.config_file else ""
+        for line in invalid if warnings is not None else ():
+            warnings.append(f"{where}exclude pattern {line!r} is not a valid glob; ignored")
 
     def _rel(self, path: str) -> str:
         rel = os.path.relpath(path, self.root)
@@ -102,16 +103,21 @@ def own_match(spec: pathspec.PathSpec, rel: str) -> bool | None:
 
 
 def _load_gitignore(directory: str, name: str = ".gitignore") -> pathspec.GitIgnoreSpec | None:
-    import pathspec
-
     p = os.path.join(directory, name)
     try:
         with open(p, encoding="utf-8", errors="replace") as fh:
             lines = fh.read().splitlines()
     except OSError:
         return None
-    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    spec = compile_spec(lines)
     return spec if len(spec) else None
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
 
 
 def _git_root(directory: str) -> str | None:
@@ -190,17 +196,38 @@ class Discovery:
         self.resolver = resolver
         self.force_exclude = force_exclude
         self.errors: list[str] = []
+        self.warnings: list[str] = []
         self._excludes: dict[int, _Excludes] = {}
+        self.roots: list[str] = []  # real paths of the directories asked for
 
     def _ex(self, settings: Settings) -> _Excludes:
         key = id(settings)
         if key not in self._excludes:
-            self._excludes[key] = _Excludes(settings)
+            self._excludes[key] = _Excludes(settings, self.warnings)
         return self._excludes[key]
 
+    def _reachable(self, path: str, explicit: bool) -> bool:
+        """A file is read only when its real path lies inside a directory that was asked for
+        (or, for a file named on the command line, inside the working directory): a symlink
+        out of the tree is not followed."""
+        real = os.path.realpath(path)
+        if explicit and real == os.path.realpath(os.path.dirname(path)) + os.sep + os.path.basename(
+            path
+        ):
+            return True  # not a symlink: named, so asked for
+        roots = self.roots + ([os.path.realpath(os.getcwd())] if explicit else [])
+        if any(_inside(real, r) for r in roots):
+            return True
+        if explicit:
+            self.warnings.append(
+                f"{display_path(path)}: a symlink to {real}, outside the scanned paths; not read"
+            )
+        return False
+
     def run(self, paths: list[str]) -> list[Target]:
-        seen: set[str] = set()
+        seen: set[str] = set()  # real paths: each file is analysed once
         out: list[Target] = []
+        self.roots = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
         for given in paths:
             ap = os.path.abspath(given)
             try:
@@ -216,16 +243,18 @@ class Discovery:
                 if self.force_exclude and self._ex(settings).match(ap, True):
                     continue
                 for t in self._walk(ap):
-                    if t.path not in seen:
-                        seen.add(t.path)
+                    real = os.path.realpath(t.path)
+                    if real not in seen:
+                        seen.add(real)
                         out.append(t)
             else:
                 settings = self.resolver.for_file(ap)
                 if self.force_exclude and self._ex(settings).match(ap, False):
                     continue
-                if ap in seen:
+                real = os.path.realpath(ap)
+                if real in seen or not self._reachable(ap, True):
                     continue
-                seen.add(ap)
+                seen.add(real)
                 out.append(Target(ap, display_path(ap), detect_language(ap), True, settings))
         return out
 
@@ -257,10 +286,12 @@ class Discovery:
                     subdirs.append(e.path)
                     continue
                 try:
-                    if not e.is_file():  # follows symlinks: a link to a file is checked
+                    if not e.is_file():  # follows symlinks: a link to a file is checked...
                         continue
                 except OSError:
                     continue
+                if e.is_symlink() and not self._reachable(e.path, False):
+                    continue  # ...when it stays inside the scanned paths
                 if ex.match(e.path, False, own_only=True) or ignores.ignored(e.path, False):
                     continue
                 lang = detect_language(e.path)
@@ -272,10 +303,16 @@ class Discovery:
 
 
 def discover(
-    paths: list[str], resolver: Resolver, force_exclude: bool = False
+    paths: list[str],
+    resolver: Resolver,
+    force_exclude: bool = False,
+    warnings: list[str] | None = None,
 ) -> tuple[list[Target], list[str]]:
+    """The targets and the error lines; warning lines are added to ``warnings``."""
     d = Discovery(resolver, force_exclude)
     targets = d.run(paths)
+    if warnings is not None:
+        warnings.extend(d.warnings)
     return targets, d.errors
 
 

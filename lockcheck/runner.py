@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .discover import Target
 from .model import Finding
 from .settings import Settings
+from .source import Source, decode
 
-BINARY_SNIFF = 8192
-# A process pool costs ~0.1-0.2 s to start; it pays only for a run that takes longer than
-# that.  Work is counted in Python-file equivalents: libcst takes ~10 ms for a job script,
-# tree-sitter-bash about a tenth of that (measured on 2 cores).
-POOL_THRESHOLD = 200
+# Forking one more worker (the frontends already imported) costs a few milliseconds; it
+# pays from about this much work on.  Work is counted in Python-file equivalents: libcst
+# takes ~10 ms for a job script, tree-sitter-bash about a tenth of that.
+WORK_PER_WORKER = 10.0
 WORK_WEIGHT = {"python": 1.0, "shell": 0.1}
 
 
@@ -32,14 +32,10 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     text: str | None = None  # kept when there are findings (source lines, fixes)
     data: bytes | None = None  # the bytes read (for atomic fix writes)
+    source: Source | None = None  # how the bytes were decoded (fixes write back the same)
     error: str | None = None  # one line, printed as "lockcheck: error: ..."
     warning: str | None = None  # one line, printed as "lockcheck: warning: ..."
     skipped: bool = False  # not analysed (binary, unknown language)
-
-
-def decode(data: bytes) -> str:
-    """UTF-8, undecodable bytes kept as surrogates, no newline translation (fix offsets)."""
-    return data.decode("utf-8", errors="surrogateescape")
 
 
 def source_lines(text: str) -> list[str]:
@@ -54,7 +50,7 @@ def ignored_by_per_file(settings: Settings, path: str) -> set[str]:
     glob without ``/`` matches the file name at any depth); a leading ``!`` negates."""
     if not settings.per_file_ignores:
         return set()
-    import pathspec
+    from .globs import compile_spec
 
     root = os.path.abspath(settings.project_root or os.getcwd())
     rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
@@ -63,9 +59,9 @@ def ignored_by_per_file(settings: Settings, path: str) -> set[str]:
         negate = glob.startswith("!")
         pattern = glob[1:] if negate else glob
         if rel.startswith("../"):
-            hit = pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(os.path.basename(path))
+            hit = compile_spec([pattern]).match_file(os.path.basename(path))
         else:
-            hit = pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(rel)
+            hit = compile_spec([pattern]).match_file(rel)
         if hit != negate:
             out.update(c.upper() for c in codes)
     return out
@@ -101,21 +97,26 @@ def check_target(target: Target) -> FileResult:
 
 
 def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
-    if b"\0" in data[:BINARY_SNIFF]:
+    source = decode(data, target.language)
+    if source is None:
         res.skipped = True
         if target.explicit:
             res.warning = f"{target.display}: binary file, not checked"
         return res
+    text = source.text
     language = target.language
-    if language is not None and data.startswith(b"#!"):
+    if language is not None and text.startswith("#!"):
         # discovery may have decided by extension alone: the shebang has the last word
         from .frontends import language_of
 
-        language = res.language = language_of(target.display, data[:256])
+        head = text[:256].encode("utf-8", "surrogateescape")
+        language = res.language = language_of(target.display, head)
+        if language != target.language and language is not None:
+            source = decode(data, language) or source
+            text = source.text
     if language is None:
         res.skipped = True
         return res
-    text = decode(data)
     from .engine import InternalError, analyze_text
 
     try:
@@ -133,45 +134,74 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
     if findings:
         res.text = text
         res.data = data
+        res.source = source
     return res
 
 
-def _pool_size() -> int:
+def default_jobs() -> int:
+    """The machine's cores (those this process may run on)."""
     try:
-        n = len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        n = os.cpu_count() or 1
-    return max(1, min(n, 4))
+        return max(1, os.cpu_count() or 1)
+
+
+def stopped_result(target: Target, reason: str) -> FileResult:
+    """The result of a file whose analysis was stopped: one LCK000 on line 1."""
+    from .checks import RULES
+    from .model import Span
+
+    rule = RULES["LCK000"]
+    finding = Finding(
+        code="LCK000",
+        name=rule.name,
+        severity=rule.severity,
+        message=f"analysis stopped: {reason}",
+        path=target.display,
+        span=Span(1, 1, 1, 1),
+    )
+    return FileResult(target.path, target.display, target.language, findings=[finding])
+
+
+def _bounds(target: Target) -> tuple[float | None, int | None]:
+    s = target.settings
+    return (s.file_timeout or None), (s.file_memory or None)
+
+
+def _preload(targets: list[Target]) -> None:
+    """Import the frontends the run needs before forking, so that every worker starts with
+    them (a fork shares the imported modules; each worker importing them would not)."""
+    import importlib
+
+    for language in sorted({t.language for t in targets if t.language}):
+        importlib.import_module(f"{__package__}.frontends.{language}")
+    for name in ("engine", "checks", "fix.suggest"):  # what analyze_text imports lazily
+        importlib.import_module(f"{__package__}.{name}")
 
 
 def run(
     targets: list[Target],
     progress: Callable[[int, int], None] | None = None,
-    parallel: bool | None = None,
+    jobs: int | None = None,
 ) -> list[FileResult]:
-    """Results in the order of ``targets``."""
-    total = len(targets)
-    workers = _pool_size()
-    if parallel is None:
+    """Results in the order of ``targets``, each file analysed in a bounded worker process
+    (:mod:`lockcheck.workers`): ``jobs`` of them (at most one per file); by default as many
+    as the machine has cores, fewer when the run is too small to pay for more."""
+    if jobs is None:
         work = sum(WORK_WEIGHT.get(t.language or "", 0.0) for t in targets)
-        parallel = work > POOL_THRESHOLD and workers > 1
-    results: Iterable[FileResult]
-    out: list[FileResult] = []
-    if parallel:
-        from concurrent.futures import ProcessPoolExecutor
+        jobs = min(default_jobs(), int(work / WORK_PER_WORKER) + 1)
+    workers = max(1, min(jobs, len(targets)))
+    if targets:
+        _preload(targets)
+    from .workers import Unavailable, run_bounded
 
-        try:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                results = pool.map(check_target, targets, chunksize=8)
-                for i, r in enumerate(results, 1):
-                    out.append(r)
-                    if progress:
-                        progress(i, total)
-            return out
-        except (OSError, ImportError, NotImplementedError):
-            out = []  # no process pool available here (sandbox): run in this process
+    try:
+        return run_bounded(targets, check_target, stopped_result, _bounds, workers, progress)
+    except Unavailable:
+        pass  # no fork here: analyse in this process, unbounded
+    out: list[FileResult] = []
     for i, t in enumerate(targets, 1):
         out.append(check_target(t))
         if progress:
-            progress(i, total)
+            progress(i, len(targets))
     return out

@@ -17,5 +17,7 @@ class Settings:
     skip_exit_code: int = 75
     fail_on: str = "warning"
     strict: bool = False
+    file_timeout: float = 20.0  # seconds of wall-clock time per file (0: no bound)
+    file_memory: int = 1 << 30  # bytes of address space per file's analysis (0: no bound)
     config_file: str | None = None  # where these settings came from
     project_root: str | None = None  # directory holding the config file

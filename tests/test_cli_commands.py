@@ -144,22 +144,30 @@ def test_large_run_uses_the_pool_and_matches_serial(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     targets, errors = discover(["."], Resolver(Overrides()))
     assert not errors and len(targets) == 60
-    serial = runner.run(targets, parallel=False)
-    pooled = runner.run(targets, parallel=True)
+    serial = runner.run(targets, jobs=1)
+    pooled = runner.run(targets, jobs=4)
 
     def summary(results):
         return [(r.display, [(f.code, f.span.line) for f in r.findings]) for r in results]
 
     assert summary(pooled) == summary(serial)
     assert sum(len(r.findings) for r in serial) >= 60
-    # small runs stay in one process (start-up cost): no pool is even created
-    import concurrent.futures
+    # small runs start one worker only (each file is still bounded)
+    from lockcheck import workers
 
-    def no_pool(*a, **k):
-        raise AssertionError("a process pool for a small run")
+    started = []
+    real_init = workers._Worker.__init__
 
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
-    assert summary(runner.run(targets)) == summary(serial)
+    def counting_init(self, *a, **k):
+        started.append(1)
+        real_init(self, *a, **k)
+
+    monkeypatch.setattr(workers._Worker, "__init__", counting_init)
+    assert summary(pooled) == summary(runner.run(targets))  # the default
+    assert len(started) <= 2, "a run of 60 shell scripts starts one or two workers, not more"
+    started.clear()
+    runner.run(targets, jobs=4)
+    assert len(started) == 4
 
 
 def test_cli_main_entry_is_installed_script():

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .. import source
 from ..model import Applicability, Edit, Finding, Fix
 from ..settings import Settings
 
@@ -45,22 +46,19 @@ class FileFixResult:
 # --------------------------------------------------------------------------- reading
 
 
-def read_source(path: str) -> tuple[str, bytes]:
+def read_source(path: str, language: str | None = None) -> tuple[str, bytes]:
     """The file's text (no newline translation, undecodable bytes kept as surrogates) and its
-    raw bytes, to be handed back to :func:`write_atomic`."""
+    raw bytes, to be handed back to :func:`write_atomic` (decoded by :mod:`lockcheck.source`)."""
     with open(path, "rb") as fh:
         data = fh.read()
-    return decode(data), data
+    return decode(data, language), data
 
 
-def decode(data: bytes) -> str:
-    if data.startswith(b"\xef\xbb\xbf"):
-        return "\ufeff" + data[3:].decode(ENCODING, errors="surrogateescape")
-    return data.decode(ENCODING, errors="surrogateescape")
-
-
-def encode(text: str) -> bytes:
-    return text.encode(ENCODING, errors="surrogateescape")
+def decode(data: bytes, language: str | None = None) -> str:
+    src = source.decode(data, language)
+    if src is None:  # binary: what the analysis would not read, kept byte for byte
+        return data.decode(ENCODING, errors="surrogateescape")
+    return src.text
 
 
 # --------------------------------------------------------------------------- edits
@@ -311,6 +309,13 @@ def _crlf(data: bytes) -> bool:
     return n > 0 and data.count(b"\r\n") == n
 
 
+def _newline_bytes(data: bytes, src: source.Source | None) -> bytes:
+    """The bytes whose line ends tell CRLF from LF (UTF-16/32 text re-encoded as UTF-8)."""
+    if src is None or not src.bom:
+        return data
+    return src.text.encode("utf-8", "surrogateescape")
+
+
 def _inside(path: str, root: str) -> bool:
     try:
         return os.path.commonpath([path, root]) == root
@@ -318,61 +323,134 @@ def _inside(path: str, root: str) -> bool:
         return False
 
 
+def _identity(st: os.stat_result) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _copy_owner(fd: int, st: os.stat_result, path: str) -> None:
+    """Give the new file the old one's owner and group (before the mode: chown clears
+    setuid/setgid).  Only root can give a file away; anyone can keep their own group."""
+    if not hasattr(os, "fchown"):  # pragma: no cover - not on POSIX
+        return
+    if os.geteuid() == 0:
+        uid, gid = st.st_uid, st.st_gid
+    elif st.st_uid != os.geteuid():
+        raise FixWriteError(f"{path}: owned by another user; a fix would change its owner")
+    else:
+        uid, gid = -1, st.st_gid
+    try:
+        os.fchown(fd, uid, gid)
+    except OSError as exc:
+        raise FixWriteError(f"{path}: cannot keep its owner and group ({exc.strerror})") from exc
+
+
+def _copy_xattrs(src: str, fd: int, path: str) -> None:
+    """Extended attributes (ACLs among them) of the old file onto the new one, where the
+    filesystem has them."""
+    if not hasattr(os, "listxattr"):  # pragma: no cover - not on Linux
+        return
+    try:
+        names = os.listxattr(src)
+    except OSError:  # the filesystem has none
+        return
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(src, name))
+        except OSError as exc:
+            raise FixWriteError(
+                f"{path}: cannot keep its extended attribute {name} ({exc.strerror})"
+            ) from exc
+
+
+def real_root(path: str) -> str:
+    """The real location of a scanned path: a directory's real path; for a file, its
+    directory's real path and its own name (a symlink named on the command line is not
+    written through to a file elsewhere)."""
+    if os.path.isdir(path):
+        return os.path.realpath(path)
+    ap = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(ap)), os.path.basename(ap))
+
+
+def _inside_any(path: str, roots: list[str]) -> bool:
+    return any(_inside(path, r) for r in roots)
+
+
 def write_atomic(
-    path: str, text: str, original_bytes: bytes | None = None, root: str | None = None
+    path: str,
+    text: str,
+    original_bytes: bytes | None = None,
+    root: str | list[str] | None = None,
+    src: source.Source | None = None,
 ) -> None:
     """Replace ``path`` with ``text`` atomically.
 
-    Writes a temporary file in the same directory, fsyncs it, gives it the original
-    permission bits and renames it over the target.  A file whose lines ended in CRLF keeps
-    CRLF endings; text is encoded with ``surrogateescape`` so undecodable bytes survive.  A
-    symlink is written through to its target only when the target lies inside ``root`` (the
-    scanned tree; default: the working directory or the link's own directory); otherwise
-    :class:`FixWriteError`.  When
-    ``original_bytes`` is given and the file changed on disk since it was read, nothing is
-    written (:class:`FixWriteError`).
+    Writes a new file in the same directory, gives it the old file's owner, group, extended
+    attributes (ACLs) and mode bits (setuid/setgid too), fsyncs it and renames it over the
+    target.  A file whose lines ended in CRLF keeps CRLF endings; ``src`` (how the file was
+    decoded, :mod:`lockcheck.source`) gives the encoding to write back (default UTF-8;
+    undecodable bytes survive).
+
+    The file is written only when its real path lies inside ``root`` (one path or several:
+    the scanned paths; default: the working directory or the link's own directory), so a
+    symlink is written through only to a target inside them; it is refused when it has
+    several hard links (a fix would split them).  When ``original_bytes`` is given, the file
+    must still hold them when the fix is written and again right before the rename (with the
+    same inode, size and modification time): a change by another process is refused, never
+    overwritten.  Every refusal is a :class:`FixWriteError`.
     """
-    if root is not None:
-        roots = [os.path.realpath(root)]
-    else:  # the working directory, or the link's own directory
+    if root is None:  # the working directory, or the link's own directory
         roots = [
             os.path.realpath(os.getcwd()),
             os.path.realpath(os.path.dirname(os.path.abspath(path))),
         ]
-    target = path
-    if os.path.islink(path):
-        target = os.path.realpath(path)
-        if not any(_inside(target, r) for r in roots):
-            raise FixWriteError(
-                f"{path}: refusing to write through a symlink to {target}, outside the "
-                f"scanned tree ({roots[0]})"
-            )
+    else:
+        roots = [real_root(r) for r in ([root] if isinstance(root, str) else root)]
+    target = os.path.realpath(path)
+    if not _inside_any(target, roots):
+        what = "through a symlink to" if os.path.islink(path) else "to"
+        raise FixWriteError(f"{path}: refusing to write {what} {target}, outside the scanned paths")
     try:
-        st = os.stat(target)
+        st = os.lstat(target)
     except FileNotFoundError as exc:
         raise FixWriteError(f"{path}: file vanished before the fix was written") from exc
     if not stat.S_ISREG(st.st_mode):
         raise FixWriteError(f"{path}: not a regular file")
-    if original_bytes is not None:
-        with open(target, "rb") as fh:
-            if fh.read() != original_bytes:
-                raise FixWriteError(f"{path}: changed on disk since it was read; not fixed")
-        if _crlf(original_bytes):
-            text = re.sub(r"(?<!\r)\n", "\r\n", text)
-    data = encode(text)
-    directory = os.path.dirname(os.path.abspath(target))
+    if st.st_nlink > 1:
+        raise FixWriteError(
+            f"{path}: has {st.st_nlink} hard links; a fix would split them, not fixed"
+        )
+
+    def unchanged() -> bool:
+        if original_bytes is None:
+            return True
+        try:
+            with open(target, "rb") as fh:
+                now = os.fstat(fh.fileno())
+                return _identity(now) == _identity(st) and fh.read() == original_bytes
+        except OSError:
+            return False
+
+    if not unchanged():
+        raise FixWriteError(f"{path}: changed on disk since it was read; not fixed")
+    if original_bytes is not None and _crlf(_newline_bytes(original_bytes, src)):
+        text = re.sub(r"(?<!\r)\n", "\r\n", text)
+    try:
+        data = source.encode(text, src)
+    except UnicodeEncodeError as exc:
+        raise FixWriteError(f"{path}: the fix cannot be written in {exc.encoding}") from exc
+    directory = os.path.dirname(target)
     fd, tmp = tempfile.mkstemp(prefix=".lockcheck-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            _copy_owner(fh.fileno(), st, path)
+            _copy_xattrs(target, fh.fileno(), path)
             os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode))
-            if hasattr(os, "fchown") and os.geteuid() == 0:
-                try:
-                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
-                except OSError:
-                    pass
             os.fsync(fh.fileno())
+        if not unchanged():  # another process wrote the file meanwhile: theirs wins
+            raise FixWriteError(f"{path}: changed on disk while the fix was written; not fixed")
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -139,6 +139,34 @@ def valid_utf8(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+# C0 and C1 control characters (a tab is kept) and the bidirectional overrides and isolates
+# ("Trojan source"): text from scanned files and their names never reaches a terminal raw
+_CONTROL = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udc9f]"
+)
+
+
+def _escape_char(ch: str) -> str:
+    n = ord(ch)
+    if 0xDC80 <= n <= 0xDCFF:  # an undecodable byte (surrogateescape): the byte itself
+        return f"\\x{n - 0xDC00:02x}"
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+
+
+def printable(text: str, keep_newlines: bool = False) -> str:
+    """``text`` with control characters written as ``\\x1b``-style escapes (for the text
+    formats; JSON formats escape them already).  ``keep_newlines``: LF and CR stay (XML,
+    where they are legal and escaped by the writer)."""
+    if not _CONTROL.search(text):
+        return text
+
+    def sub(m: re.Match) -> str:
+        ch = m.group()
+        return ch if keep_newlines and ch in "\n\r" else _escape_char(ch)
+
+    return _CONTROL.sub(sub, text)
+
+
 def one_line(text: str) -> str:
     """A message for a line-oriented format: line breaks become spaces."""
     return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from ..model import Finding
-from . import ReportContext, fix_of, one_line
+from . import ReportContext, fix_of, one_line, printable
 
 TAB = 4
 
@@ -42,13 +42,15 @@ class Style:
 def _width(ch: str) -> int:
     if ch == "\t":
         return TAB
+    if ch != printable(ch):
+        return len(printable(ch))
     if unicodedata.combining(ch):
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
 def _display(line: str) -> str:
-    return "".join(" " * TAB if ch == "\t" else ch for ch in line)
+    return printable(line.replace("\t", " " * TAB))
 
 
 def _cols(line: str, col: int) -> int:
@@ -62,8 +64,8 @@ def header(f: Finding, s: Style, ctx: ReportContext) -> str:
     if f.severity.value == "info":
         code = s.cyan(f.code)
     return (
-        f"{s.bold(f.path)}{s.cyan(':')}{f.span.line}{s.cyan(':')}{f.span.col}{s.cyan(':')} "
-        f"{code}{s.red(mark) if mark else ''} {one_line(f.message)}"
+        f"{s.bold(printable(f.path))}{s.cyan(':')}{f.span.line}{s.cyan(':')}{f.span.col}"
+        f"{s.cyan(':')} {code}{s.red(mark) if mark else ''} {printable(one_line(f.message))}"
     )
 
 
@@ -99,7 +101,7 @@ def snippet(f: Finding, s: Style, ctx: ReportContext) -> list[str]:
     fix = fix_of(f)
     if fix is not None and fix.message:
         kind = "" if f.fix is not None else "suggestion: "
-        out.append(f"{pad} = {s.cyan('help')}: {kind}{fix.message}")
+        out.append(f"{pad} = {s.cyan('help')}: {kind}{printable(one_line(fix.message))}")
     return out
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ..model import Finding
-from . import ReportContext
+from . import ReportContext, printable
 
 LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(s: str) -> str:

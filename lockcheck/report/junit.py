@@ -7,7 +7,7 @@ from itertools import groupby
 from xml.sax.saxutils import escape, quoteattr
 
 from ..model import Finding
-from . import ReportContext, valid_utf8
+from . import ReportContext, printable, valid_utf8
 
 
 def render(findings: list[Finding], ctx: ReportContext) -> str:
@@ -21,8 +21,9 @@ def render(findings: list[Finding], ctx: ReportContext) -> str:
         )
         out.append('        <testcase name="No errors found" classname="lockcheck"/>')
         out.append("    </testsuite>")
-    for path, group in groupby(findings, key=lambda f: f.path):
+    for raw_path, group in groupby(findings, key=lambda f: f.path):
         items = list(group)
+        path = printable(raw_path)  # XML 1.0 cannot hold control characters at all
         k = len(items)
         out.append(
             f'    <testsuite name={quoteattr(path)} tests="{k}" disabled="0" errors="0" '
@@ -35,9 +36,10 @@ def render(findings: list[Finding], ctx: ReportContext) -> str:
                 f'        <testcase name="org.lockcheck.{f.code}" classname={quoteattr(classname)} '
                 f'line="{sp.line}" column="{sp.col}">'
             )
+            message = printable(f.message, keep_newlines=True)
             out.append(
-                f"            <failure message={quoteattr(f.message)}>"
-                f"line {sp.line}, col {sp.col}, {escape(f.message)}</failure>"
+                f"            <failure message={quoteattr(message)}>"
+                f"line {sp.line}, col {sp.col}, {escape(message)}</failure>"
             )
             out.append("        </testcase>")
         out.append("    </testsuite>")

@@ -1,0 +1,254 @@
+"""Bounded worker processes: each file is analysed in a forked child that caps its own
+address space (``RLIMIT_AS``), while the parent enforces a wall-clock bound per file.
+
+A file whose analysis crashes the child (even a segfault), runs past its time or exceeds its
+memory bound becomes one ``LCK000`` finding on line 1 (``analysis stopped: REASON``); the
+child is replaced and the other files go on.  Results come back in the order of the tasks,
+whatever the number of workers.
+
+Test hook: ``LOCKCHECK_TEST_WORKER_FAULT=crash:NAME`` makes the worker kill itself with
+SIGSEGV when it is handed a file whose base name is ``NAME``.  It is an environment variable
+of the lockcheck process, so nothing in a scanned file can set it; the test suite uses it to
+simulate a frontend that crashes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+FAULT_ENV = "LOCKCHECK_TEST_WORKER_FAULT"
+
+
+class Unavailable(Exception):
+    """No fork-based worker can be started here."""
+
+
+def _set_memory_bound(limit: int | None) -> None:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    want = resource.RLIM_INFINITY if not limit else limit
+    if hard != resource.RLIM_INFINITY and (want == resource.RLIM_INFINITY or want > hard):
+        want = hard
+    if want != soft:
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+
+
+def _fault(task: Any) -> None:
+    spec = os.environ.get(FAULT_ENV)
+    if spec and spec.startswith("crash:"):
+        if os.path.basename(getattr(task, "path", "")) == spec[len("crash:") :]:
+            os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def _quiet() -> None:
+    """The report is the parent's: nothing a worker (or a native library dying in it) writes
+    may reach standard output, nor, unless LOCKCHECK_DEBUG is set, standard error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        if not os.environ.get("LOCKCHECK_DEBUG"):
+            os.dup2(devnull, 2)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _child(conn, func: Callable[[Any], Any]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and ends us
+    _quiet()
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            break
+        if msg is None:
+            break
+        index, task, memory = msg
+        _set_memory_bound(memory)
+        try:
+            _fault(task)
+            result = func(task)
+        except MemoryError:
+            result = None
+        except Exception as exc:  # a bug: this file's result says so, the worker goes on
+            _set_memory_bound(None)
+            conn.send((index, "error", f"internal error: {type(exc).__name__}: {exc}"))
+            continue
+        _set_memory_bound(None)
+        if result is None:  # the heap may be in any state: report and make way for another
+            conn.send((index, "memory", None))
+            break
+        try:
+            conn.send((index, "ok", result))
+        except MemoryError:
+            conn.send((index, "memory", None))
+            break
+    conn.close()
+    os._exit(0)  # no atexit handlers, no flushing of buffers inherited from the parent
+
+
+class _Worker:
+    def __init__(self, ctx, func) -> None:
+        parent, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_child, args=(child, func), daemon=True)
+        self.proc.start()
+        child.close()  # only the child holds its end: its death reads as EOF here
+        self.conn = parent
+        self.index: int | None = None
+        self.deadline = 0.0
+
+    def give(self, index: int, task: Any, timeout: float | None, memory: int | None) -> None:
+        self.index = index
+        self.deadline = time.monotonic() + timeout if timeout else float("inf")
+        self.conn.send((index, task, memory))
+
+    def stop(self, kill: bool = False) -> None:
+        if kill:
+            try:
+                self.proc.kill()
+            except (OSError, AttributeError):
+                pass
+        else:
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+        self.proc.join(timeout=None if kill else 5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+        self.conn.close()
+
+    def death(self, memory: int | None) -> str:
+        self.proc.join(timeout=5)
+        code = self.proc.exitcode
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            if memory and -code == signal.SIGABRT:  # how native code meets a failed malloc
+                return (
+                    f"the analysis crashed ({name}), likely at the memory bound ({_size(memory)})"
+                )
+            return f"the analysis crashed ({name})"
+        return f"the analysis process exited unexpectedly (status {code})"
+
+
+def _size(n: int) -> str:
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor} {unit}"
+    return f"{n} bytes"
+
+
+def _seconds(t: float) -> str:
+    return f"{t:g} s"
+
+
+def run_bounded(
+    tasks: Sequence[Any],
+    func: Callable[[Any], Any],
+    stopped: Callable[[Any, str], Any],
+    bounds: Callable[[Any], tuple[float | None, int | None]],
+    workers: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Any]:
+    """``func(task)`` for every task in at most ``workers`` forked children; a task whose
+    child dies, overruns ``bounds(task)[0]`` seconds or exceeds ``bounds(task)[1]`` bytes
+    gets ``stopped(task, reason)`` instead.  Raises :class:`Unavailable` without fork."""
+    import multiprocessing
+
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError as exc:
+        raise Unavailable(str(exc)) from exc
+    from multiprocessing.connection import wait
+
+    total = len(tasks)
+    results: list[Any] = [None] * total
+    pending = deque(range(total))
+    pool: list[_Worker | None] = []
+    retried: dict[int, int] = {}
+    done = 0
+
+    def finish(w: _Worker, value: Any) -> None:
+        nonlocal done
+        assert w.index is not None
+        results[w.index] = value
+        w.index = None
+        done += 1
+        if progress:
+            progress(done, total)
+
+    try:
+        try:
+            for _ in range(max(1, min(workers, total))):
+                pool.append(_Worker(ctx, func))
+        except OSError as exc:
+            if not pool:
+                raise Unavailable(str(exc)) from exc
+        while pending or any(w is not None and w.index is not None for w in pool):
+            for i, w in enumerate(pool):
+                if pending and w is None:
+                    w = pool[i] = _Worker(ctx, func)
+                if w is not None and w.index is None and pending:
+                    k = pending.popleft()
+                    timeout, memory = bounds(tasks[k])
+                    try:
+                        w.give(k, tasks[k], timeout, memory)
+                    except OSError:  # died while idle: replace it and retry the task once
+                        retried[k] = retried.get(k, 0) + 1
+                        if retried[k] > 1:
+                            finish(w, stopped(tasks[k], "the analysis process did not start"))
+                        else:
+                            pending.appendleft(k)
+                            w.index = None
+                        w.stop(kill=True)
+                        pool[i] = None
+            busy = [w for w in pool if w is not None and w.index is not None]
+            now = time.monotonic()
+            wait_for = max(0.0, min(w.deadline for w in busy) - now)
+            ready = wait([w.conn for w in busy], None if wait_for == float("inf") else wait_for)
+            now = time.monotonic()
+            for i, w in enumerate(pool):
+                if w is None or w.index is None:
+                    continue
+                task = tasks[w.index]
+                if w.conn in ready:
+                    try:
+                        index, kind, value = w.conn.recv()
+                    except Exception:  # EOF: the worker died (a torn message: it died sending)
+                        finish(w, stopped(task, w.death(bounds(task)[1])))
+                        w.stop(kill=True)
+                        pool[i] = None
+                        continue
+                    if kind == "ok":
+                        finish(w, value)
+                        continue
+                    if kind == "error":
+                        finish(w, stopped(task, value))
+                        continue
+                    memory = bounds(task)[1]
+                    reason = "memory bound exceeded" + (f" ({_size(memory)})" if memory else "")
+                    finish(w, stopped(task, reason))
+                    w.stop(kill=True)
+                    pool[i] = None
+                elif now >= w.deadline:
+                    timeout = bounds(task)[0] or 0.0
+                    finish(w, stopped(task, f"timed out after {_seconds(timeout)}"))
+                    w.stop(kill=True)
+                    pool[i] = None
+    finally:
+        for w in pool:
+            if w is not None:
+                w.stop(kill=w.index is not None)
+    return results
