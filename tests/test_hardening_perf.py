@@ -228,3 +228,22 @@ def test_bash_in_the_scanned_directory_never_runs(tmp_path):
             check=False,
         )
         assert not marker.exists(), f"PATH={path!r} ran the scanned directory's bash"
+
+
+# ----------------------------------------------------------------- deep nesting
+
+
+def test_deep_nesting_loses_only_what_is_too_deep():
+    # 10,000 levels: what is nested that deep is not read, the rest of the file still is
+    top = "#!/bin/bash\nexec 9>/srv/locks/job.lock\nflock -n 9 || exit 1\n"
+    for depth in (300, 10_000):
+        for deep in (
+            "if true; then\n" * depth + "mkdir /tmp/x.lock || exit 1\n" + "fi\n" * depth,
+            "x=" + "$(" * depth + "echo /tmp" + ")" * depth + '\nmkdir "$x.lock" || exit 1\n',
+            "(" * depth + "mkdir /tmp/x.lock || exit 1" + ")" * depth + "\n",
+            "{ " * depth + "mkdir /tmp/x.lock || exit 1;" + " }" * depth + "\n",
+        ):
+            facts, _ = analyze_text("job.sh", top + deep, "shell")
+            if depth > 1000 and deep.startswith("{"):
+                continue  # tree-sitter-bash itself reads 10,000 braces as one ERROR
+            assert "/srv/locks/job.lock" in {a.path.render() for a in facts.acquires}, deep[:20]

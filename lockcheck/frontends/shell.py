@@ -183,6 +183,8 @@ def _merge(parts: list[Part]) -> tuple[Part, ...]:
     return tuple(out)
 
 
+# statements walked inside each other: Python's stack holds a few frames per level
+_MAX_NESTING = 150
 # bounds of static resolution (a hostile script must not make a value grow without end)
 _VALUE_LIMIT = 4096  # PATH_MAX: a longer value names no file, it stays unknown
 _RESOLVE_WORK = 16 * _VALUE_LIMIT  # nodes read and characters copied by one resolution
@@ -422,6 +424,8 @@ class _Analyzer:
         self._pending_stale_success = None
         self._pending_stale_fail = None
         self._budget = _RESOLVE_WORK  # see resolve()
+        self.nesting = 0  # statements being walked inside each other (see stmt())
+        self.too_deep = False
 
     # ------------------------------------------------------------------ positions
     def _c(self, b: int) -> int:
@@ -771,6 +775,27 @@ class _Analyzer:
             self.stale = saved_stale
 
     def stmt(self, node, pos: Pos, redirects=()) -> None:
+        """One statement (:meth:`_stmt`), at most ``_MAX_NESTING`` statements deep: what is
+        nested deeper is not read (its facts stay unknown, a parse error says so) instead of
+        overflowing Python's stack and losing the whole file."""
+        if self.nesting >= _MAX_NESTING:
+            if not self.too_deep:
+                self.too_deep = True
+                self.facts.parse_errors.append(
+                    ParseError(
+                        self.span(node),
+                        f"the file nests statements more than {_MAX_NESTING} deep here; "
+                        "what is deeper is not read",
+                    )
+                )
+            return
+        self.nesting += 1
+        try:
+            self._stmt(node, pos, redirects)
+        finally:
+            self.nesting -= 1
+
+    def _stmt(self, node, pos: Pos, redirects=()) -> None:
         t = node.type
         self.order += 1
         if t == "redirected_statement":
@@ -1584,6 +1609,8 @@ class _Analyzer:
                 inner = [inner[0].child_by_field_name("body")]
             if len(inner) == 1 and inner[0] is not None and inner[0].type == "command":
                 c = inner[0]
+                if _txt(c.child_by_field_name("name")).lstrip("\"'").startswith(("$(", "`")):
+                    return None  # `$($(...) -v x)` names no lock tool (and nests without end)
                 n = self.cmd_name(c)
                 args = [_txt(a) for a in self.cmd_args(c)]
                 if n in ("command", "which", "type") and args:
