@@ -8,6 +8,7 @@ offsets into the decoded text (``str``); text must be decoded without newline tr
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import os
 import re
@@ -78,21 +79,87 @@ def _overlap(a: Edit, b: Edit) -> bool:
     return a.start < b.end and b.start < a.end
 
 
-def _conflicts(edits: Iterable[Edit], taken: list[Edit]) -> bool:
-    return any(_overlap(e, t) for e in edits for t in taken)
+class _Counts:
+    """Counts at indices 0..n-1: add one, sum over a range, both in O(log n) (Fenwick)."""
+
+    def __init__(self, n: int) -> None:
+        self.tree = [0] * (n + 1)
+
+    def add(self, i: int) -> None:
+        i += 1
+        while i < len(self.tree):
+            self.tree[i] += 1
+            i += i & -i
+
+    def _prefix(self, i: int) -> int:  # indices < i
+        total = 0
+        while i > 0:
+            total += self.tree[i]
+            i -= i & -i
+        return total
+
+    def any_in(self, lo: int, hi: int) -> bool:  # indices lo..hi-1
+        return hi > lo and self._prefix(hi) > self._prefix(lo)
 
 
-def apply_edits(text: str, edits: Iterable[Edit]) -> str:
-    """Apply non-overlapping edits (offsets into ``text``); bytes outside them are kept."""
+class _Taken:
+    """The edits taken so far in a round, non-overlapping: whether an edit overlaps one of
+    them (:func:`_overlap`) in O(log n), not by comparing it with each.  Offsets are those of
+    every edit the round may take; the gaps between consecutive offsets are the segments a
+    replacement covers (taken replacements are disjoint, so each segment is covered once)."""
+
+    def __init__(self, edits: Iterable[Edit]) -> None:
+        self.xs = sorted({x for e in edits for x in (e.start, e.end)})
+        self.owner: list[int | None] = [None] * len(self.xs)  # segment i: xs[i]..xs[i+1]
+        self.covered = _Counts(len(self.xs))
+        self.insertions = _Counts(len(self.xs))
+        self.points: set[int] = set()
+
+    def conflicts(self, edits: Iterable[Edit]) -> bool:
+        return any(self._hits(e) for e in edits)
+
+    def _hits(self, e: Edit) -> bool:
+        s = bisect.bisect_left(self.xs, e.start)
+        f = bisect.bisect_left(self.xs, e.end)
+        if s == f:  # an insertion: at a taken insertion's point, or inside a replacement
+            return e.start in self.points or (
+                s > 0 and self.owner[s - 1] is not None and self.owner[s - 1] == self.owner[s]
+            )
+        return self.covered.any_in(s, f) or self.insertions.any_in(s + 1, f)
+
+    def add(self, edits: Iterable[Edit]) -> None:
+        for e in edits:
+            s = bisect.bisect_left(self.xs, e.start)
+            f = bisect.bisect_left(self.xs, e.end)
+            if s == f:
+                self.points.add(e.start)
+                self.insertions.add(s)
+            for i in range(s, f):
+                self.owner[i] = id(e)
+                self.covered.add(i)
+
+
+def _ordered(edits: Iterable[Edit], length: int) -> list[Edit]:
+    """``edits`` sorted; ValueError when two overlap or one lies outside a text of
+    ``length`` characters."""
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
     for a, b in zip(ordered, ordered[1:], strict=False):
         if _overlap(a, b):
             raise ValueError(f"overlapping edits {a} and {b}")
+    pos = 0
+    for e in ordered:
+        if not 0 <= pos <= e.start <= e.end <= length:
+            raise ValueError(f"edit {e} outside the text")
+        pos = e.end
+    return ordered
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits (offsets into ``text``); bytes outside them are kept."""
+    ordered = _ordered(edits, len(text))
     out = []
     pos = 0
     for e in ordered:
-        if not 0 <= pos <= e.start <= e.end <= len(text):
-            raise ValueError(f"edit {e} outside the text")
         out.append(text[pos : e.start])
         out.append(e.content)
         pos = e.end
@@ -119,19 +186,25 @@ def _ident(f: Finding) -> tuple:
     return (f.code, f.fix.message if f.fix else "", start)
 
 
-def _map_pos(pos: int, edits: list[Edit]) -> int:
-    """Where offset ``pos`` of the old text lands after ``edits``."""
-    shift = 0
-    for e in sorted(edits, key=lambda e: (e.start, e.end)):
-        if e.end <= pos and not (e.start == e.end == pos):
-            shift += len(e.content) - (e.end - e.start)
-        elif e.start < pos < e.end:
-            return e.start + shift
-    return pos + shift
-
-
 def _remap(refused: set[tuple], edits: list[Edit]) -> set[tuple]:
-    return {(code, msg, _map_pos(pos, edits)) for code, msg, pos in refused}
+    """Each identity's offset moved to where it lands after ``edits`` (non-overlapping): past
+    the edits that end at or before it (an insertion right at it excluded), or to the start of
+    the edit that replaces it."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    ends = [e.end for e in ordered]  # non-decreasing: the edits do not overlap
+    shift = [0]
+    for e in ordered:
+        shift.append(shift[-1] + len(e.content) - (e.end - e.start))
+
+    def moved(pos: int) -> int:
+        k = bisect.bisect_right(ends, pos)  # edits ending at or before pos
+        if k < len(ordered) and ordered[k].start < pos:
+            return ordered[k].start + shift[k]  # pos lies inside that edit
+        if k and ordered[k - 1].start == ordered[k - 1].end == pos:
+            k -= 1  # an insertion at pos goes before it: pos stays in front
+        return pos + shift[k]
+
+    return {(code, msg, moved(pos)) for code, msg, pos in refused}
 
 
 def _parse_errors(facts, findings: list[Finding]) -> int:
@@ -151,12 +224,12 @@ def _verify(analyse, src: str, facts, findings: list[Finding], fixes):
         gone.update(f.code for f in fs)
     # a finding in text that a fix of another rule wrote is new, not a survivor
     introduced: Counter = Counter()
-    regions = _new_regions(fixes)
+    regions = [r for r in _new_regions(fixes) if r[0] < r[1]]  # disjoint, in order
+    starts = [r[0] for r in regions]
     for g in new_findings:
-        for start, end, fix_codes in regions:
-            if start <= g.span.start < end and g.code not in fix_codes:
-                introduced[g.code] += 1
-                break
+        i = bisect.bisect_right(starts, g.span.start) - 1
+        if i >= 0 and g.span.start < regions[i][1] and g.code not in regions[i][2]:
+            introduced[g.code] += 1
     for code, n in gone.items():
         if after[code] > before[code] - n + introduced[code]:
             return None, f"the fix did not remove the {code} finding"
@@ -212,27 +285,33 @@ def fix_text(
         if not candidates:
             break
         candidates.sort(key=lambda f: (min(e.start for e in f.fix.edits), f.sort_key))
+        # sorted by offset, each fix checked against the taken edits in O(log n): the round
+        # stays n log n in fixes (a file can carry thousands)
         batch: list[tuple[Fix, list[Finding]]] = []
+        by_edits: dict[tuple, list[Finding]] = {}
         taken: list[Edit] = []
+        index = _Taken(e for f in candidates for e in f.fix.edits if _valid([e], len(current)))
         for f in candidates:
             edits = f.fix.edits
-            same = next((b for b in batch if b[0].edits == edits), None)
+            same = by_edits.get(tuple(edits))
             if same is not None:  # one fix offered for several findings: apply it once
-                same[1].append(f)
+                same.append(f)
                 continue
             if not _valid(edits, len(current)):
                 refused.add(_ident(f))
                 result.rolled_back.append((f, "the fix's edits lie outside the file"))
                 continue
-            if _conflicts(edits, taken):
+            if index.conflicts(edits):
                 continue  # waits for the next round
             try:
-                apply_edits(current, edits)  # edits of one fix must not overlap each other
+                _ordered(edits, len(current))  # edits of one fix must not overlap each other
             except ValueError as exc:
                 refused.add(_ident(f))
                 result.rolled_back.append((f, f"the fix is malformed: {exc}"))
                 continue
             batch.append((f.fix, [f]))
+            by_edits[tuple(edits)] = batch[-1][1]
+            index.add(edits)
             taken.extend(edits)
         if not batch:
             continue  # every candidate was refused: the next round finds none

@@ -71,7 +71,10 @@ def _bash_accepts(src: bytes, bats: bool = False) -> bool:
     import shutil  # only for the few files tree-sitter finds broken: kept off start-up
     import subprocess
 
-    bash = shutil.which("bash")
+    # only absolute PATH entries: an empty or relative one is the directory being scanned,
+    # whose `bash` must never run
+    dirs = [d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d)]
+    bash = shutil.which("bash", path=os.pathsep.join(dirs)) if dirs else None
     if bash is None:
         return False
     if bats:
@@ -105,14 +108,25 @@ STATEMENT_SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end"}
 WRAPPERS = {"command", "builtin", "exec", "sudo", "nice", "ionice", "chrt", "time", "env"}
 ZERO_CMDS = {"echo", "printf", ":", "true", "logger", "log", "warn", "info", "say", "msg"}
 REMOVERS = {"rm", "rmdir", "unlink"}
-AGE_TEST = re.compile(r"stat\b[^\n]*%[YZm]|-mmin|-mtime|-amin|-newer|date\s+-r|-ot\b|-nt\b")
+# `stat ... %Y` is tried from the first `stat` of a line only: a later one has less of the line
+# after it, and trying each would rescan the line once per `stat` (quadratic)
+AGE_TEST = re.compile(
+    r"(?m)^(?:(?!stat\b)[^\n])*stat\b[^\n]*%[YZm]|-mmin|-mtime|-amin|-newer|date\s+-r|-ot\b|-nt\b"
+)
 SIGNALS_EXIT = {"EXIT", "0", "SIGEXIT"}
 
 
+# `stat` then `%i` / `-c` later on the line, tried from the line's first `stat` only (see AGE_TEST)
+_INODE_TEST = re.compile(
+    r"(?m)-ef\b|/proc/\$\$/fd|/dev/fd/|^(?:(?!stat\b)[^\n])*stat\b[^\n]*%i"
+    r"|^(?:(?!stat\s+-L\b)[^\n])*stat\s+-L\b.*-c"
+)
+
+
 _FOREIGN_LINE = re.compile(
-    r"^\s*(?:(?:def|class)\s+\w+.*:\s*$|import\s+[\w.]+(?:\s+as\s+\w+)?\s*;?\s*$"
+    r"^\s*(?:(?:def|class)\s+\w+\b.*:\s*$|import\s+[\w.]+(?:\s+as\s+\w+)?\s*;?\s*$"
     r"|from\s+[\w.]+\s+import\s|(?:try|finally|else):\s*$|(?:elif|except|with|while|for|if)\b.*:\s*$"
-    r"|#include\s|package\s+[\w.]+;?\s*$|(?:public|private|const|let|var)\s+\w+.*[;{]\s*$)"
+    r"|#include\s|package\s+[\w.]+;?\s*$|(?:public|private|const|let|var)\s+\w+\b.*[;{]\s*$)"
 )
 
 
@@ -153,6 +167,40 @@ def _merge(parts: list[Part]) -> tuple[Part, ...]:
     return tuple(out)
 
 
+# statements walked inside each other: Python's stack holds a few frames per level
+_MAX_NESTING = 150
+# bounds of static resolution (a hostile script must not make a value grow without end)
+_VALUE_LIMIT = 4096  # PATH_MAX: a longer value names no file, it stays unknown
+_RESOLVE_WORK = 16 * _VALUE_LIMIT  # nodes read and characters copied by one resolution
+
+
+class _TooMuchWork(Exception):
+    """One resolution went past :data:`_RESOLVE_WORK`: its value stays unknown."""
+
+
+def _value_size(parts) -> int:
+    """Characters and parts of a resolved value (defaults included)."""
+    return sum(
+        1 + len(p.value) + (_value_size(p.default.parts) if p.default is not None else 0)
+        for p in parts
+    )
+
+
+def _lines_after(text: str, start: int, count: int, limit: int = 1 << 16) -> list[str]:
+    """The ``count`` lines after the one holding ``start`` (``text[start:].split("\n")
+    [1:count + 1]`` without splitting the rest of the file), at most ``limit`` characters."""
+    begin = text.find("\n", start)
+    if begin < 0 or count < 1:
+        return []
+    end = begin
+    for _ in range(count):
+        end = text.find("\n", end + 1, begin + 1 + limit)
+        if end < 0:
+            end = min(len(text), begin + 1 + limit)
+            break
+    return text[begin + 1 : end].split("\n")
+
+
 def _unescape_word(s: str) -> str:
     return re.sub(r"\\(.)", r"\1", s)
 
@@ -175,6 +223,19 @@ class _Joined:
         self.start_byte = a.start_byte
         self.end_byte = b.end_byte
         self.text = src[self.start_byte : self.end_byte]
+
+
+class _NamesSet(set):
+    """A set of names that also lists them in the order they were first added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.added: list[str] = []
+
+    def add(self, name: str) -> None:
+        if name not in self:
+            self.added.append(name)
+            super().add(name)
 
 
 class Rest:
@@ -292,7 +353,7 @@ class _Analyzer:
         self.offmap: list[int] | None = None  # byte map for a sub-parsed trap string
         self._sub_src = b""
         self.functions: dict[str, object] = {}
-        self.called: set[str] = set()
+        self.called = _NamesSet()
         self.env: dict[str, tuple[Part, ...] | None] = {}
         self.cmdvars: dict[str, str] = {}  # VAR -> command it names (FLOCK=$(command -v flock))
         self.pidvars: dict[str, PathExpr | None] = {}  # pid var -> file it was read from
@@ -344,6 +405,9 @@ class _Analyzer:
         self._stale_list_right = None
         self._pending_stale_success = None
         self._pending_stale_fail = None
+        self._budget = _RESOLVE_WORK  # see resolve()
+        self.nesting = 0  # statements being walked inside each other (see stmt())
+        self.too_deep = False
 
     # ------------------------------------------------------------------ positions
     def _c(self, b: int) -> int:
@@ -373,26 +437,55 @@ class _Analyzer:
         self.offmap = None
         # functions never called from the top level: those no other function calls first, so
         # that the others are reached through their call sites
-        while True:
-            todo = [n for n in self.functions if n not in self.called]
-            if not todo:
-                break
-            ready = [
-                n for n in todo if not any(c in todo and c != n for c in self.referenced.get(n, ()))
-            ]
-            name = (ready or todo)[0]
+        for name in self._uncalled_in_order():
             fn = self.functions[name]
-            if name not in self.called:
-                self.called.add(name)
-                self.cond_depth += 1
-                self.frames.append(Frame(name, {}, False, None, 1))
-                self.walk_seq(self.statements(self._fn_body(fn)), tail=False)
-                self.frames.pop()
-                self.cond_depth -= 1
+            self.called.add(name)
+            self.cond_depth += 1
+            self.frames.append(Frame(name, {}, False, None, 1))
+            self.walk_seq(self.statements(self._fn_body(fn)), tail=False)
+            self.frames.pop()
+            self.cond_depth -= 1
         self.finish()
         if self.cut is not None:
             self._drop_after(self.cut)
         return self.facts
+
+    def _uncalled_in_order(self):
+        """The functions not called yet, one at a time: the first (in definition order) that
+        no other uncalled function calls, else the first uncalled one.  Callers are counted
+        once and the count kept as functions get called (``self.called.added``), so the whole
+        pass is linear in functions and call sites."""
+        import heapq
+
+        order = list(self.functions)
+        index = {n: i for i, n in enumerate(order)}
+        callees: dict[str, list[str]] = {}
+        waiting = dict.fromkeys(order, 0)  # uncalled callers other than itself
+        for n, callers in self.referenced.items():
+            if n not in index:
+                continue
+            for c in callers:
+                if c != n and c in index:
+                    callees.setdefault(c, []).append(n)
+                    if c not in self.called:
+                        waiting[n] += 1
+        ready = [i for i, n in enumerate(order) if not waiting[n]]  # sorted: a heap already
+        seen = len(self.called.added)
+        first = 0
+        while True:
+            for m in self.called.added[seen:]:
+                for n in callees.get(m, ()):
+                    waiting[n] -= 1
+                    if not waiting[n]:
+                        heapq.heappush(ready, index[n])
+            seen = len(self.called.added)
+            while ready and order[ready[0]] in self.called:
+                heapq.heappop(ready)
+            while first < len(order) and order[first] in self.called:
+                first += 1
+            if first == len(order):
+                return
+            yield order[ready[0]] if ready else order[first]
 
     def _drop_after(self, cut: int) -> None:
         f = self.facts
@@ -644,6 +737,27 @@ class _Analyzer:
             self.stale = saved_stale
 
     def stmt(self, node, pos: Pos, redirects=()) -> None:
+        """One statement (:meth:`_stmt`), at most ``_MAX_NESTING`` statements deep: what is
+        nested deeper is not read (its facts stay unknown, a parse error says so) instead of
+        overflowing Python's stack and losing the whole file."""
+        if self.nesting >= _MAX_NESTING:
+            if not self.too_deep:
+                self.too_deep = True
+                self.facts.parse_errors.append(
+                    ParseError(
+                        self.span(node),
+                        f"the file nests statements more than {_MAX_NESTING} deep here; "
+                        "what is deeper is not read",
+                    )
+                )
+            return
+        self.nesting += 1
+        try:
+            self._stmt(node, pos, redirects)
+        finally:
+            self.nesting -= 1
+
+    def _stmt(self, node, pos: Pos, redirects=()) -> None:
         t = node.type
         self.order += 1
         if t == "redirected_statement":
@@ -1169,11 +1283,24 @@ class _Analyzer:
 
     # ------------------------------------------------------------------ path resolution
     def resolve(self, node) -> PathExpr:
+        # each resolution may copy at most _RESOLVE_WORK characters and parts of stored values,
+        # and a value longer than a path can be (PATH_MAX) stays unknown: `v=$v$v` repeated
+        # would otherwise double the value on every line
+        saved, self._budget = self._budget, _RESOLVE_WORK
         try:
-            parts = self._parts(node, first=True, depth=0)
-        except RecursionError:
-            parts = [Part(PartKind.UNKNOWN, _txt(node))]
-        return PathExpr(_merge(parts), _txt(node))
+            parts = _merge(self._parts(node, first=True, depth=0))
+        except (RecursionError, _TooMuchWork):
+            parts = None
+        finally:
+            self._budget = saved
+        if parts is None or _value_size(parts) > _VALUE_LIMIT:
+            parts = (Part(PartKind.UNKNOWN, _txt(node)),)
+        return PathExpr(parts, _txt(node))
+
+    def _charge(self, units: int) -> None:
+        self._budget -= units
+        if self._budget < 0:
+            raise _TooMuchWork
 
     def _parts(self, node, first: bool, depth: int) -> list[Part]:
         parts = self._parts_raw(node, first, depth)
@@ -1190,6 +1317,7 @@ class _Analyzer:
     def _parts_raw(self, node, first: bool, depth: int) -> list[Part]:
         if node is None:
             return [Part(PartKind.UNKNOWN)]
+        self._charge(1)
         if depth > 20:
             return [Part(PartKind.UNKNOWN)]
         t = node.type
@@ -1254,6 +1382,7 @@ class _Analyzer:
                     if self.frames[-1].params
                     else [Part(PartKind.ARG, name)]
                 )
+            self._charge(_value_size(v))
             return list(v)
         if name in ("$", "BASHPID", "RANDOM", "SRANDOM"):
             return [Part(PartKind.UNIQUE, name)]
@@ -1269,6 +1398,7 @@ class _Analyzer:
                 # a value known only at run time (read, a loop variable): `$f` and `${f}` are
                 # one expression
                 return [Part(PartKind.UNKNOWN, "${" + name + "}")]
+            self._charge(_value_size(v))
             return list(v)
         if name == "HOME":
             return [Part(PartKind.HOME)]
@@ -1441,6 +1571,8 @@ class _Analyzer:
                 inner = [inner[0].child_by_field_name("body")]
             if len(inner) == 1 and inner[0] is not None and inner[0].type == "command":
                 c = inner[0]
+                if _txt(c.child_by_field_name("name")).lstrip("\"'").startswith(("$(", "`")):
+                    return None  # `$($(...) -v x)` names no lock tool (and nests without end)
                 n = self.cmd_name(c)
                 args = [_txt(a) for a in self.cmd_args(c)]
                 if n in ("command", "which", "type") and args:
@@ -2332,7 +2464,7 @@ class _Analyzer:
         return None
 
     def _status_test_true_when_failed(self, ctext: str) -> bool | None:
-        if re.search(r"-ne\s+\"?0|!=\s*\"?0|-gt\s+\"?0|\(\(.*!=\s*0", ctext):
+        if re.search(r"-ne\s+\"?0|!=\s*\"?0|-gt\s+\"?0", ctext):  # (( x != 0 )) too
             return True
         if re.search(r"-eq\s+\"?0|==?\s*\"?0\b", ctext):
             return False
@@ -2567,7 +2699,11 @@ class _Analyzer:
     def _openwrt_lock(self) -> bool:
         """The script uses OpenWrt's (busybox) flock-based `lock F` ... `lock -u F`."""
         if self._openwrt is None:
-            self._openwrt = bool(re.search(r"(?m)(?:^|[;&|({]|then|do)\s*lock\s+-u\s", self.text))
+            # blanks before `lock` stop at a newline: a run of blank lines is read once, not once
+            # per line (a newline in them is a line start the `^` branch takes)
+            self._openwrt = bool(
+                re.search(r"(?m)(?:^|[;&|({]|then|do)[^\S\n]*lock\s+-u\s", self.text)
+            )
         return self._openwrt
 
     def openwrt_lock_(self, cmd, args, pos: Pos) -> None:
@@ -2612,10 +2748,7 @@ class _Analyzer:
         txt = " ".join(_txt(n) for n, _ in pos.rest[:6])
         if pos.on_success is not None:
             txt += " " + " ".join(_txt(n) for n, _ in pos.on_success.stmts[:6])
-        return (
-            bool(re.search(r"-ef\b|stat\b[^\n]*%i|/proc/\$\$/fd|/dev/fd/|stat\s+-L\b.*-c", txt))
-            or self.inode_recheck
-        )
+        return bool(_INODE_TEST.search(txt)) or self.inode_recheck
 
     # ------------------------------------------------------------------ removals
     def remove_(self, cmd, name, args, pos: Pos) -> None:
@@ -3555,7 +3688,8 @@ class _Analyzer:
         `cp x D`, `tar -C D`, `tool -p ./D`, `touch D/__init__.py`): a work directory, not a
         lock (a lock directory is only tested, written a PID into and removed)."""
         t = path.text.strip("\"'").rstrip("/")
-        if not t or not re.fullmatch(r"(?:\$\{?\w+\}?|[\w./-])+", t):
+        # (?!\w): a name is read whole, else `$aa$aa...!` is split every way (exponential)
+        if not t or not re.fullmatch(r"(?:\$\{?\w+(?!\w)\}?|[\w./-])+", t):
             return False
         pat = "".join(
             r"\$\{?" + re.escape(part.strip("${}")) + r"\}?"
@@ -3569,7 +3703,7 @@ class _Analyzer:
         whole = re.compile(pat + r"(?![\w-])(?!/[\w.-]*pid)")
         # a file put inside it (not its PID file)
         inside = re.compile(pat + r"/(?![\w.-]*pid\b)[\w.-]")
-        for line in self.text[start:].split("\n")[1:200]:
+        for line in _lines_after(self.text, start, 199):
             code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
             hit_inside = inside.search(code)
             if not hit_inside and not whole.search(code):
