@@ -16,7 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from lockcheck.engine import analyze_text
-from lockcheck.fix.apply import decode, encode, fix_text
+from lockcheck.fix.apply import decode, fix_text
+from lockcheck.source import encode
 
 ROOT = Path(__file__).resolve().parent.parent
 _BLOCK = re.compile(r"```(bash|sh|python)[^\n]*\n(.*?)```", re.S)
