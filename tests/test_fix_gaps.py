@@ -575,7 +575,7 @@ def test_lck105_shell_liveness_and_of_a_pid_lock_goes_with_the_rewrite():
     )
     out = suggested("mirror.sh", text, "LCK105")
     assert "kill -0" not in out
-    assert 'exec 9>>"$LOCKFILE"\nif ! flock -n 9; then\n' in out
+    assert 'exec 9>>"$LOCKFILE" || exit 3\nif ! flock -n 9; then\n' in out
     assert 'echo $$ > "$LOCKFILE"' not in out
 
 

@@ -287,8 +287,8 @@ SYNCED_AFTER = sh(
     """
     #!/bin/bash
     # nightly report
-    LOCKDIR="$HOME/Dropbox/jobs/report.lock"
-    exec 9>>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/report.lock"
+    lock_dir=${XDG_RUNTIME_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}}/job; mkdir -p -m 700 "$lock_dir"
+    exec 9>>"$lock_dir/report.lock" || exit 3
     if ! flock -n 9 2>/dev/null; then
         echo "already running"
         logger -t "${0##*/}" "lock busy, run skipped"
@@ -336,8 +336,8 @@ def test_lck101_suggestion_or_form_drops_release():
     assert _suggestion(BESIDE, "LCK101") == sh(
         """
         #!/bin/bash
-        LOCK="$(dirname "$0")/sync.lock"
-        exec 9>>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/sync.lock"
+        lock_dir=${XDG_RUNTIME_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}}/job; mkdir -p -m 700 "$lock_dir"
+        exec 9>>"$lock_dir/sync.lock" || exit 3
         flock -n 9 || { echo "sync busy"; logger -t "${0##*/}" "lock busy"; exit 75; }
         rsync -a ~/src/ ~/dst/
         """
@@ -364,7 +364,7 @@ def test_lck103_suggestion_replaces_test_and_creation():
         """
         #!/bin/bash
         PIDFILE=/var/lib/reports/reports.pid
-        exec 9>>"$PIDFILE"
+        exec 9>>"$PIDFILE" || exit 3
         if ! flock -n 9; then
             echo "reports already running"
             logger -t "${0##*/}" "lock busy, run skipped"
@@ -410,7 +410,9 @@ def test_lck502_placement_suggestion_moves_and_stops_truncating():
     (acq,) = facts.acquires
     after = apply_edits(SHARED_TMP, acq.placement_suggestion.edits)
     assert after == SHARED_TMP.replace(
-        "exec 9>/tmp/report.lock", 'exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/report.lock"'
+        "exec 9>/tmp/report.lock",
+        'lock_dir=${XDG_RUNTIME_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}}/job; mkdir -p -m 700 "$lock_dir"\n'
+        'exec 9<>"$lock_dir/report.lock" || exit 3',
     )
     assert "LCK502" not in codes(analyze_text("job.sh", after, "shell")[1])
 
@@ -446,7 +448,7 @@ def test_noclobber_suggestion_replaces_the_redirection_and_drops_the_trap():
             #!/bin/bash
             LOCK=/srv/run/job.lock
             set -o noclobber
-            exec 9>>"$LOCK"
+            exec 9>>"$LOCK" || exit 3
             if ! { flock -n 9; } 2>/dev/null; then
                 echo "busy" >&2
             """
@@ -477,7 +479,8 @@ def test_suggestion_keeps_the_other_parts_of_a_cleanup_trap():
         """
         #!/bin/sh
         acquire() {
-            exec 9>>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/job.lock"
+            lock_dir=${XDG_RUNTIME_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}}/job; mkdir -p -m 700 "$lock_dir"
+            exec 9>>"$lock_dir/job.lock" || exit 3
             while ! flock -n 9 2>/dev/null; do
                 sleep 5
             done

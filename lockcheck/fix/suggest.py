@@ -52,7 +52,33 @@ from ..paths import (
 from .apply import apply_edits
 
 FD = 9
-RUNTIME_DIR_SH = "${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"
+EX_NO_LOCK = 3  # the lock file cannot be opened: loud, never read as "busy" (LCK406)
+# The root of a lock moved out of a synced or script-relative place: the session's runtime
+# directory where there is one, else a private directory under the user's state home, which
+# exists for cron, systemd units and CI alike (``/run/user/UID`` exists only while the user
+# has a session).  ``{job}`` is a private subdirectory made with mode 0700.
+LOCK_DIR_SH = "lock_dir=${{XDG_RUNTIME_DIR:-${{XDG_STATE_HOME:-$HOME/.local/state}}}}/{job}"
+LOCK_DIR_PY = (
+    'lock_dir = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("XDG_STATE_HOME")',
+    'lock_dir = os.path.join(lock_dir or os.path.expanduser("~/.local/state"), "{job}")',
+    "os.makedirs(lock_dir, 0o700, exist_ok=True)",
+)
+
+
+def job_name(facts: FileFacts) -> str:
+    """The private lock directory's name: the script's file name without its extension."""
+    base = re.sub(r"\.(sh|bash|ksh|dash|py)$", "", facts.path.replace("\\", "/").rsplit("/", 1)[-1])
+    base = re.sub(r"[^A-Za-z0-9._-]", "-", base).strip(".-")
+    return base or "lockcheck"
+
+
+def sh_lock_dir_line(facts: FileFacts, ind: str, nl: str) -> str:
+    """``lock_dir=...; mkdir -p -m 700 "$lock_dir"`` as one line (``set -u`` safe)."""
+    return f'{ind}{LOCK_DIR_SH.format(job=job_name(facts))}; mkdir -p -m 700 "$lock_dir"{nl}'
+
+
+def py_lock_dir_lines(facts: FileFacts, ind: str, nl: str) -> str:
+    return "".join(f"{ind}{line.format(job=job_name(facts))}{nl}" for line in LOCK_DIR_PY)
 
 
 def enrich(facts: FileFacts, skip_code: int = 75) -> None:
@@ -190,8 +216,9 @@ class _Shell:
         self._advice()
 
     # -- the lock path for the rewrite ---------------------------------------------------
-    def lock_path(self, acq: Acquire) -> tuple[str, str] | None:
-        """(shell word for the lock file, note) or None."""
+    def lock_path(self, acq: Acquire) -> tuple[str, str, bool] | None:
+        """(shell word for the lock file, note, moved) or None; a moved lock is in
+        ``$lock_dir`` (:func:`sh_lock_dir_line`)."""
         path = acq.path
         if path is None:
             return None
@@ -200,11 +227,11 @@ class _Shell:
             name = sh_name(path)
             if name is None:
                 return None
-            return f'"{RUNTIME_DIR_SH}/{name}"', f"moved to local run-private storage ({moved})"
+            return f'"$lock_dir/{name}"', f"moved to local run-private storage ({moved})", True
         written = path.text or ""
         if not written or "\n" in written or "`" in written:
             return None
-        return sh_quote_path(written), ""
+        return sh_quote_path(written), "", False
 
     # -- LCK101/102/103/202 ------------------------------------------------------------
     def _guard(self, acq: Acquire) -> FixTemplate | None:
@@ -214,7 +241,7 @@ class _Shell:
         lp = self.lock_path(acq)
         if lp is None:
             return None
-        lock, note = lp
+        lock, note, moved = lp
         edits: list[Edit] = []
         # where the guard statement begins: the test of a check-then-create, else the acquire
         first = acq.test_span if acq.check_then_create and acq.test_span else acq.span
@@ -225,7 +252,10 @@ class _Shell:
         if re.match(r"(elif|else|then|do|\||&&)\b", head):
             return None  # not at the start of a statement we can put a line before
         ind = indent_at(text, first.start)
-        open_line = f"{ind}exec {FD}>>{lock}{self.nl}"
+        # the open is checked on its own: a lock file that cannot be opened is not "busy"
+        open_line = f"{ind}exec {FD}>>{lock} || exit {EX_NO_LOCK}{self.nl}"
+        if moved:
+            open_line = sh_lock_dir_line(self.facts, ind, self.nl) + open_line
         if acq.check_then_create:
             t = acq.test_span
             if t is None or not _ok_span(text, t):
@@ -288,6 +318,8 @@ class _Shell:
             if d is not None:
                 edits.append(d)
         edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _sh_unused_assignments(text, edits))
         if edits is None or not _shell_ok(text, edits):
             return None
         msg = f"Hold a flock on fd {FD} instead of the {acq.mechanism} lock; keep the lock file"
@@ -391,7 +423,17 @@ class _Shell:
         i = src.find(written)
         if i < 0 or src.find(written, i + 1) >= 0:
             return None
-        edits = [Edit(span.start + i, span.start + i + len(written), f'"{RUNTIME_DIR_SH}/{name}"')]
+        ls = line_start(text, span.start)
+        if text[ls : span.start].strip():
+            return None  # not at the start of a line we can put the directory's line before
+        edits = [
+            Edit(ls, ls, sh_lock_dir_line(self.facts, indent_at(text, span.start), self.nl)),
+            Edit(span.start + i, span.start + i + len(written), f'"$lock_dir/{name}"'),
+        ]
+        rest = text[span.end : line_end(text, span.end)]
+        if src.startswith("exec") and not re.match(r"\s*(\|\||&&)", rest):
+            # the open checked on its own: a lock file that cannot be opened is not "busy"
+            edits.append(Edit(span.end, span.end, f" || exit {EX_NO_LOCK}"))
         m = re.search(r"(\d?)>(?!>|&)(\s*)$", src[:i])
         if m and acq.truncating:  # exec 9>FILE: open without truncating
             edits.append(
@@ -401,9 +443,15 @@ class _Shell:
                     f"{m.group(1)}<>",
                 )
             )
+        edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _sh_unused_assignments(text, edits))
+        if edits is None or not _shell_ok(text, edits):
+            return None
         return FixTemplate(
-            "Lock in the private runtime directory and open without truncating",
-            tuple(sorted(edits, key=lambda e: e.start)),
+            "Lock in a private directory that exists for cron and systemd too, open without "
+            "truncating, and check the open apart from the busy branch",
+            tuple(edits),
         )
 
     # -- LCK105/106/108 -----------------------------------------------------------------
@@ -555,35 +603,146 @@ class _Shell:
         return edit
 
 
+_PURE = {"dirname", "basename", "id", "cd", "pwd", "hostname", "whoami", "realpath"}
+
+
+def _sh_unused_assignments(text: str, edits) -> list[Edit]:
+    """Deletions of plain ``NAME=value`` lines whose variable the rewrite stopped using (a
+    lock path replaced by one in ``$lock_dir``), so that no unused variable is left."""
+    out: list[Edit] = []
+    for _round in range(3):  # a variable used only by a dropped one goes too
+        more = _sh_unused_round(text, list(edits) + out)
+        if not more:
+            break
+        out += more
+    return out
+
+
+def _sh_unused_round(text: str, edits) -> list[Edit]:
+    new = apply_edits(text, edits)
+    out = []
+    for m in re.finditer(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)=([^\n;&|`]*)\n", text, re.M):
+        name, value = m.group(1), m.group(2)
+        subst = re.findall(r"\$\(\s*(\w+)", value)
+        if any(c not in _PURE for c in subst) or any(
+            e.start < m.end() and m.start() < e.end for e in edits
+        ):
+            continue  # a command substitution may have effects; an edited line stays
+        use = re.compile(r"\$\{?" + name + r"\b")
+        if (
+            use.search(text)
+            and not use.search(new)
+            and not re.search(rf"\bexport\s+{name}\b", text)
+        ):
+            out.append(Edit(m.start(), m.end(), ""))
+    return out
+
+
 # --------------------------------------------------------------------------- python
 
 
-def _import_edit(text: str, tree: ast.Module, names: list[str]) -> Edit | None:
-    """Insert ``import NAME`` lines for the modules not imported at top level."""
-    have = set()
-    last = None
+def _import_edits(text: str, tree: ast.Module, names: list[str]) -> list[Edit]:
+    """Insertions of ``import NAME`` for the standard modules ``names`` not imported at top
+    level, where isort (ruff I001) wants them: among the standard-library ``import`` lines in
+    name order, before its ``from`` lines, or as a section of their own."""
+    import sys
+
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    have: set[str] = set()
+    block = []  # the leading import statements
     for node in tree.body:
-        if isinstance(node, ast.Import):
-            have.update(a.asname or a.name for a in node.names)
-            last = node
-        elif isinstance(node, ast.ImportFrom):
-            last = node
-        elif last is None and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.Import):
+                have.update(a.asname or a.name for a in node.names)
+            block.append(node)
+        elif not block and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # docstring
-        elif last is not None:
+        elif block:
             break
-    missing = [n for n in names if n not in have]
+    missing = sorted(n for n in set(names) if n not in have)
     if not missing:
-        return None
+        return []
     nl = newline_of(text)
-    add = "".join(f"import {n}{nl}" for n in missing)
-    if last is not None:
-        pos = _offset(text, last.end_lineno + 1, 0)
-    else:
-        pos = 0
-        if text.startswith("#!"):
-            pos = line_end(text, 0)
-    return Edit(pos, pos, add)
+
+    def top(node) -> str:
+        if isinstance(node, ast.Import):
+            return node.names[0].name.split(".")[0]
+        return (node.module or "").split(".")[0] if not node.level else ""
+
+    plain = [n for n in block if isinstance(n, ast.Import) and top(n) in stdlib]
+    froms = [n for n in block if isinstance(n, ast.ImportFrom) and top(n) in stdlib]
+    if plain or froms:
+        out = []
+        for name in missing:
+            after = next((n for n in plain if top(n).lower() > name.lower()), None)
+            if after is not None:
+                pos = _offset(text, after.lineno, 0)
+            elif plain:
+                pos = _offset(text, plain[-1].end_lineno + 1, 0)
+            else:
+                pos = _offset(text, froms[0].lineno, 0)
+            out.append(Edit(pos, pos, f"import {name}{nl}"))
+        return out
+    # no standard-library import yet: a section of its own, after any __future__ import
+    lines = "".join(f"import {name}{nl}" for name in missing)
+    future = [n for n in block if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    rest = [n for n in block if n not in future]
+    if rest:
+        pos = _offset(text, rest[0].lineno, 0)
+        return [Edit(pos, pos, lines + nl)]
+    if future:
+        pos = _offset(text, future[-1].end_lineno + 1, 0)
+        return [Edit(pos, pos, nl + lines)]
+    pos = line_end(text, 0) if text.startswith("#!") else 0
+    first = tree.body[0] if tree.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        pos = _offset(text, first.end_lineno + 1, 0)
+        lines = nl + lines
+    if text[pos : pos + len(nl)] != nl:
+        lines += nl
+    return [Edit(pos, pos, lines)]
+
+
+def _unused_import_edits(text: str, edits) -> list[Edit]:
+    """Deletions of top-level one-name ``import X`` / ``from M import X`` lines whose name the
+    rewrite stopped using (ruff F401), e.g. ``signal`` after the kill is dropped."""
+    try:
+        old_tree = ast.parse(text)
+        new_text = apply_edits(text, edits)
+        new_tree = ast.parse(new_text)
+    except (SyntaxError, ValueError):
+        return []
+
+    def used(tree) -> set[str]:
+        out = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                base = n
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    out.add(base.id)
+        return out
+
+    before, after = used(old_tree), used(new_tree)
+    out = []
+    for node in old_tree.body:
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or len(node.names) != 1:
+            continue
+        alias = node.names[0]
+        name = (alias.asname or alias.name).split(".")[0]
+        if name == "*" or name not in before or name in after:
+            continue
+        s, e = _node_span(text, node)
+        ls, le = line_start(text, s), line_end(text, e)
+        if text[ls:s].strip() or text[e:le].strip():
+            continue
+        if any(x.start < le and ls < x.end for x in edits):
+            continue
+        out.append(Edit(ls, le, ""))
+    return out
 
 
 _OFFSETS: tuple[str, list[int]] | None = None  # the last text's line starts
@@ -622,7 +781,7 @@ def _node_span(text: str, node: ast.AST) -> tuple[int, int]:
 
 
 def py_path_expr(path: PathExpr) -> str | None:
-    """A Python expression for the lock path moved to the runtime directory."""
+    """A Python expression for the lock path moved to ``lock_dir`` (:data:`LOCK_DIR_PY`)."""
     out = []
     for p in path.basename_parts():
         if p.kind is PartKind.LIT:
@@ -634,9 +793,8 @@ def py_path_expr(path: PathExpr) -> str | None:
     name = "".join(out).strip("/")
     if not name:
         return None
-    root = 'os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"'
     lit = f'f"{name}"' if "{" in name else f'"{name}"'
-    return f"os.path.join({root}, {lit})"
+    return f"os.path.join(lock_dir, {lit})"  # lock_dir: LOCK_DIR_PY, written before
 
 
 class _Python:
@@ -697,7 +855,9 @@ class _Python:
             return None
         block = getattr(parent, field)
         if len(block) == 1:
-            edit = _E(ls, le, f"{indent_at(text, ss)}pass{self.nl}")
+            edit = self._unwrap_try(parent, field) or _E(
+                ls, le, f"{indent_at(text, ss)}pass{self.nl}"
+            )
         else:
             edit = Edit(ls, le, "")
         return edit if self.ok([edit]) else None
@@ -929,12 +1089,23 @@ class _Python:
             if i < 0 or src.find(path.text, i + 1) >= 0:
                 return None
             edit = _E(span.start + i, span.start + i + len(path.text), new_path)
-        edits = [edit]
-        imp = _import_edit(text, self.tree, ["os"])
-        if imp is not None:
-            edits.insert(0, imp)
+        found = self._stmt_at(span.start)
+        if found is None:
+            return None
+        ss = found[1][0]
+        ls = line_start(text, ss)
+        if text[ls:ss].strip():
+            return None
+        edits = [_E(ls, ls, py_lock_dir_lines(self.facts, indent_at(text, ss), self.nl)), edit]
+        edits += _import_edits(text, self.tree, ["os"])
+        edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _unused_import_edits(text, edits))
+        if edits is None or not _python_ok(text, edits):
+            return None
         return FixTemplate(
-            "Lock in the private runtime directory; open without truncating or following links",
+            "Lock in a private directory that exists for cron and systemd too; open without "
+            "truncating or following links",
             tuple(edits),
         )
 
@@ -950,10 +1121,11 @@ class _Python:
         moved = synced_reason(path) or script_relative(path)
         if moved:
             expr = py_path_expr(path)
-            return (expr, f"moved to local run-private storage ({moved})") if expr else None
+            note = f"moved to local run-private storage ({moved})"
+            return (expr, note, True) if expr else None
         if not path.text or "\n" in path.text:
             return None
-        return path.text, ""
+        return path.text, "", False
 
     def _guard(self, acq: Acquire) -> FixTemplate | None:
         text = self.text
@@ -968,7 +1140,7 @@ class _Python:
         lp = self.lock_path(acq)
         if lp is None:
             return None
-        lock, note = lp
+        lock, note, moved = lp
         edits: list[Edit] = []
         var = "lock_fd"
         opener = f"os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600)"
@@ -1019,6 +1191,8 @@ class _Python:
         if text[ls:anchor].strip():
             return None
         open_line = f"{ind}{var} = {opener}{self.nl}"
+        if moved:
+            open_line = py_lock_dir_lines(self.facts, ind, self.nl) + open_line
         edits.append(_E(ls, ls, open_line))
         busy = acq.busy
         modules = ["fcntl", "os"]
@@ -1039,10 +1213,10 @@ class _Python:
                 edits.append(d)
             elif rm.drop_fix is not None and rm.drop_fix.edits:
                 edits.extend(rm.drop_fix.render(code=self.code))
-        imp = _import_edit(text, self.tree, modules)
-        if imp is not None:
-            edits.append(_E(imp.start, imp.end, imp.content))
+        edits.extend(_import_edits(text, self.tree, modules))
         edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _unused_import_edits(text, edits))
         if edits is None or not _python_ok(text, edits):
             return None
         msg = f"Hold an fcntl.flock instead of the {acq.mechanism} lock; keep the lock file"
@@ -1079,11 +1253,11 @@ class _Python:
         lp = self.lock_path(acq)
         if lp is None:
             return None
-        lock, note = lp
+        lock, note, moved = lp
         ind = indent_at(text, gs)
         body_ind = indent_at(text, _node_span(text, st.body[0])[0])
         nl = self.nl
-        new_header = (
+        new_header = (py_lock_dir_lines(self.facts, ind, nl) if moved else "") + (
             f"{ind}lock_fd = os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600){nl}"
             f"{ind}try:{nl}"
             f"{body_ind}fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB){nl}"
@@ -1114,10 +1288,10 @@ class _Python:
                 edits.append(d)
             elif rm.drop_fix is not None and rm.drop_fix.edits:
                 edits.extend(rm.drop_fix.render(code=self.code))
-        imp = _import_edit(text, self.tree, ["fcntl", "os"])
-        if imp is not None:
-            edits.append(imp)
+        edits.extend(_import_edits(text, self.tree, ["fcntl", "os"]))
         edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _unused_import_edits(text, edits))
         if edits is None or not _python_ok(text, edits):
             return None
         msg = "Hold an fcntl.flock instead of testing for the file and creating it"
@@ -1138,8 +1312,32 @@ class _Python:
         if text[ls:ss].strip() or text[se:le].strip().lstrip(";").strip():
             return None
         if len(block) == 1:  # keep the block valid
-            return _E(ss, se, "pass  # the lock file is kept")
+            return self._unwrap_try(parent, field) or _E(ss, se, "pass  # the lock file is kept")
         return Edit(ls, le, "")
+
+    def _unwrap_try(self, parent, field) -> Edit | None:
+        """``try: BODY finally: <the one statement dropped>`` (no ``except``/``else``) becomes
+        BODY, dedented: a ``finally: pass`` is noise."""
+        if field != "finalbody" or not isinstance(parent, ast.Try):
+            return None
+        if parent.handlers or parent.orelse or not parent.body:
+            return None
+        text = self.text
+        ts, te = _node_span(text, parent)
+        tls, tle = line_start(text, ts), line_end(text, te)
+        b0 = _node_span(text, parent.body[0])[0]
+        bls, ble = line_start(text, b0), line_end(text, _node_span(text, parent.body[-1])[1])
+        if text[tls:ts].strip() or text[bls:b0].strip() or text[te:tle].strip():
+            return None
+        ind, body_ind = text[tls:ts], indent_at(text, b0)
+        if not body_ind.startswith(ind) or len(body_ind) <= len(ind):
+            return None
+        body = self._dedent(text[bls:ble], len(body_ind) - len(ind), parent.body)
+        if body is None:
+            return None
+        if not body.endswith("\n"):
+            body += self.nl
+        return Edit(tls, tle, body)
 
 
 # --------------------------------------------------------------------------- drop rewrites
@@ -1278,10 +1476,13 @@ def _shell_ok(text: str, edits) -> bool:
             return True
         parser = _BASH_PARSER = Parser(Language(tree_sitter_bash.language()))
 
-    from ..frontends.shell import tree_sitter_source  # avoids tree-sitter-bash's crashers
+    # tree_sitter_source avoids tree-sitter-bash's crashers; where tree-sitter-bash errs (it
+    # does not know `exec 9<>F`), bash -n has the last word, as in the frontend
+    from ..frontends.shell import _bash_accepts, tree_sitter_source
 
     def broken(src: str) -> bool:
-        return parser.parse(tree_sitter_source(src)).root_node.has_error
+        raw = tree_sitter_source(src)
+        return parser.parse(raw).root_node.has_error and not _bash_accepts(raw)
 
     try:
         return not broken(apply_edits(text, edits)) or broken(text)
