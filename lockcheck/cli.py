@@ -757,9 +757,13 @@ def _os_error(path: str, exc: OSError) -> str:
 def _suggestion_diffs(findings, ctx: ReportContext, apply) -> str:
     """Suggestions are never applied; --diff shows each one against the original text."""
     parts = []
+    seen: set = set()  # one rewrite carried by several findings (LCK101 and LCK202): once
     for f in findings:
         if f.suggestion is None or not f.suggestion.edits or f.path not in ctx.sources:
             continue
+        if (f.path, f.suggestion.edits) in seen:
+            continue
+        seen.add((f.path, f.suggestion.edits))
         try:
             d = apply.fix_diff(f.path, ctx.sources[f.path], f.suggestion)
         except ValueError:
@@ -793,6 +797,7 @@ def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
         except ImportError:
             fix_diff = None
         lines.append("Available fixes:")
+        seen: dict = {}  # one rewrite carried by several findings (LCK101 and LCK202): once
         for f in shown:
             for fix in (f.fix, f.suggestion):
                 if fix is None:
@@ -802,7 +807,10 @@ def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
                     f"[{fix.applicability.value}] {fix.message}"
                 )
                 text = ctx.sources.get(f.path)
-                if fix_diff is not None and text is not None and fix.edits:
+                first = seen.setdefault((f.path, fix.edits), f.code) if fix.edits else f.code
+                if first != f.code:
+                    lines.append(f"    (the same rewrite as {first}'s above)")
+                elif fix_diff is not None and text is not None and fix.edits:
                     try:
                         d = fix_diff(f.path, text, fix)
                     except ValueError:

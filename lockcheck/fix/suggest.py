@@ -73,8 +73,10 @@ def job_name(facts: FileFacts) -> str:
 
 
 def sh_lock_dir_line(facts: FileFacts, ind: str, nl: str) -> str:
-    """``lock_dir=...; mkdir -p -m 700 "$lock_dir"`` as one line (``set -u`` safe)."""
-    return f'{ind}{LOCK_DIR_SH.format(job=job_name(facts))}; mkdir -p -m 700 "$lock_dir"{nl}'
+    """``lock_dir=...; (umask 077 && mkdir -p "$lock_dir")`` as one line (``set -u`` safe)."""
+    return (
+        f'{ind}{LOCK_DIR_SH.format(job=job_name(facts))}; (umask 077 && mkdir -p "$lock_dir"){nl}'
+    )
 
 
 def py_lock_dir_lines(facts: FileFacts, ind: str, nl: str) -> str:
@@ -299,7 +301,22 @@ class _Shell:
                 edits.append(_E(line_start(text, bs.start), line_start(text, bs.start), rec))
             elif cmd.startswith("exit"):
                 edits.append(_E(bs.start, bs.start, 'logger -t "${0##*/}" "lock busy"; '))
-        # the lock file of a flock is never deleted: drop the removals and cleanup traps
+        edits.extend(self._drop_removals(acq))
+        edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _sh_unused_assignments(text, edits))
+        if edits is None or not _shell_ok(text, edits):
+            return None
+        msg = f"Hold a flock on fd {FD} instead of the {acq.mechanism} lock; keep the lock file"
+        if note:
+            msg += f"; {note}"
+        return FixTemplate(msg, tuple(edits))
+
+    def _drop_removals(self, acq: Acquire) -> list[Edit]:
+        """The lock file of a flock is never deleted: the removals of the lock path and the
+        cleanup traps that only remove, dropped."""
+        text = self.text
+        edits: list[Edit] = []
         for rm in self.facts.removals:
             if not same_path(rm.path, acq.path) or rm.stale_guard:
                 continue
@@ -317,15 +334,7 @@ class _Shell:
                 d = None
             if d is not None:
                 edits.append(d)
-        edits = _dedupe(edits)
-        if edits is not None:
-            edits = _dedupe(edits + _sh_unused_assignments(text, edits))
-        if edits is None or not _shell_ok(text, edits):
-            return None
-        msg = f"Hold a flock on fd {FD} instead of the {acq.mechanism} lock; keep the lock file"
-        if note:
-            msg += f"; {note}"
-        return FixTemplate(msg, tuple(edits))
+        return edits
 
     def _trap_only_removes(self, hook) -> bool:
         """The trap's action does nothing but remove lock paths (and maybe exit)."""
@@ -434,6 +443,7 @@ class _Shell:
         if src.startswith("exec") and not re.match(r"\s*(\|\||&&)", rest):
             # the open checked on its own: a lock file that cannot be opened is not "busy"
             edits.append(Edit(span.end, span.end, f" || exit {EX_NO_LOCK}"))
+        edits.extend(self._drop_removals(acq))  # a removal of the old path would be foreign
         m = re.search(r"(\d?)>(?!>|&)(\s*)$", src[:i])
         if m and acq.truncating:  # exec 9>FILE: open without truncating
             edits.append(
@@ -827,6 +837,25 @@ class _Python:
                 hook.move_fix = self._move_hook(hook)
         _safe_drop_rewrites(self.facts, self)
         _advice_fields(self.facts, self.code)
+        self._drop_unused_imports()
+
+    def _drop_unused_imports(self) -> None:
+        """The frontend's removal drops (LCK201: ``atexit.register(os.remove, L)``) and the
+        drop rewrites (LCK108: ``os.kill``) also drop an import they leave unused (F401)."""
+        f = self.facts
+        for holder, attr in (
+            *((rm, "drop_fix") for rm in f.removals),
+            *((rm, "suggestion") for rm in f.removals),
+            *((k, "suggestion") for k in f.kills),
+            *((c, "suggestion") for c in f.liveness),
+        ):
+            fix = getattr(holder, attr)
+            if fix is None or not fix.edits:
+                continue
+            extra = _unused_import_edits(self.text, list(fix.render(code=self.code)))
+            both = _dedupe(list(fix.edits) + extra) if extra else None
+            if both is not None and _python_ok(self.text, both):
+                setattr(holder, attr, FixTemplate(fix.message, tuple(both)))
 
     # -- LCK105/106/108 -----------------------------------------------------------------
     def ok(self, edits) -> bool:
@@ -1157,6 +1186,9 @@ class _Python:
             if not call_src.startswith("os."):
                 opener = f'os.fdopen({opener}, "r+")'
             edits.append(_E(ss, se, f"fcntl.flock({var}, fcntl.LOCK_EX | fcntl.LOCK_NB)"))
+            # the flock lives on the open file: a close right after the acquire (the
+            # existence lock's `fh.close()`) would release it before the work
+            edits.extend(self._drop_closes(getattr(parent, field), stmt, var))
         elif (  # with open(L, "x") as f: the held descriptor opened first, flocked, wrapped
             isinstance(stmt, ast.With)
             and len(stmt.items) == 1
@@ -1223,6 +1255,24 @@ class _Python:
         if note:
             msg += f"; {note}"
         return FixTemplate(msg, tuple(edits))
+
+    def _drop_closes(self, block, stmt, var: str) -> list[Edit]:
+        """Deletions of ``var.close()`` / ``os.close(var)`` statements after ``stmt`` in its
+        block."""
+        text = self.text
+        out = []
+        for later in block[block.index(stmt) + 1 :]:
+            if not (isinstance(later, ast.Expr) and isinstance(later.value, ast.Call)):
+                continue
+            call = later.value
+            src = ast.unparse(call)
+            if src not in (f"{var}.close()", f"os.close({var})"):
+                continue
+            s, e = _node_span(text, later)
+            ls, le = line_start(text, s), line_end(text, e)
+            if not text[ls:s].strip() and not text[e:le].strip():
+                out.append(Edit(ls, le, ""))
+        return out
 
     def _test_then_create(self, acq: Acquire) -> FixTemplate | None:
         """LCK103: ``if os.path.exists(P): <busy>`` then a creation of P becomes
