@@ -277,3 +277,45 @@ def test_python_template_excludes_concurrent_copies(setup):
     assert statuses.count(75) > 0
     names = {p.name for p in (tmp_path / "run").iterdir()}
     assert names == {"nightly-report.lock"}, names
+
+
+HOLD = """#!/bin/sh
+echo ran >>"$0.log"
+: >"$0.started"
+n=0
+while [ ! -e "$0.release" ] && [ $n -lt 4000 ]; do sleep 0.005; n=$((n+1)); done
+"""
+
+
+@needs_flock
+@pytest.mark.parametrize("language", ["shell", "python"])
+def test_wrapper_locks_under_env_i_and_excludes_a_second_copy(tmp_path, language):
+    """Under cron there is no XDG_RUNTIME_DIR and no /run/user/UID: the wrapper still finds
+    a private root (here ~/.cache/lockcheck-UID), holds the lock while its command runs, and
+    a second copy exits 75 without running the command; once released, a third runs."""
+    home = tmp_path / "home"
+    (home / ".cache").mkdir(parents=True)
+    work = tmp_path / "hold.sh"
+    work.write_text(HOLD)
+    work.chmod(0o755)
+    wrap = _write(tmp_path, language)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    if Path(f"/run/user/{os.getuid()}").is_dir():
+        pytest.skip("/run/user/UID exists on this machine: not the cron situation")
+    holder = subprocess.Popen([str(wrap), str(work)], env=env)
+    try:
+        end = time.monotonic() + 20
+        while not Path(f"{work}.started").exists() and holder.poll() is None:
+            assert time.monotonic() < end, "the first copy never ran its command"
+            time.sleep(0.005)
+        assert Path(f"{work}.started").exists(), f"first copy exited {holder.returncode}"
+        second = subprocess.run([str(wrap), str(work)], env=env, capture_output=True, text=True)
+        assert second.returncode == 75, second.stderr
+        assert Path(f"{work}.log").read_text().count("ran") == 1
+    finally:
+        Path(f"{work}.release").touch()
+        assert holder.wait(timeout=20) == 0
+    third = subprocess.run([str(wrap), str(work)], env=env, capture_output=True, text=True)
+    assert third.returncode == 0, third.stderr
+    assert Path(f"{work}.log").read_text().count("ran") == 2
+    assert (home / ".cache" / f"lockcheck-{os.getuid()}").is_dir()
