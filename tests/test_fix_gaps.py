@@ -263,7 +263,7 @@ def test_lck105_python_drops_a_simple_liveness_if():
         '    print("sync already running", file=sys.stderr)\n'
         "    sys.exit(0)\n",
         "",
-    ).replace("import sys\n", "").replace("import psutil\n", "")  # left unused (F401)
+    ).replace("import sys\n", "").replace("\nimport psutil\n", "")  # left unused (F401)
 
 
 def test_lck105_python_liveness_in_a_try_keeps_advice_only():

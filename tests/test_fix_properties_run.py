@@ -224,27 +224,19 @@ def _of(rewrites, cid) -> list[Rewrite]:
 IDS = [c[0] for c in CASES]
 
 # Rewrites known to fail a property, each with the reason (strict: fixing one shows here).
-_PID_IN_BUSY = (
-    "the rewrite keeps the PID liveness test inside the busy branch: busy only when a PID "
-    "read from the (now never written) lock file is alive, so a second copy goes ahead"
+_TAKEOVER_PY = (
+    "take-over design (stop the old run, then go on): the Python rewrite keeps the branch "
+    "after a failed flock, which reads a PID from the lock file and never exits"
 )
-_TAKEOVER = (
-    "take-over design (stop the old run, then go on): the rewrite drops the kill, but the "
-    "branch after a failed flock never exits, so a second copy still runs its payload"
+_RETRY = (
+    "mkdir-retry take-over (`mkdir L || { kill -0 holder; rm -rf L; mkdir L; }`): the rewrite "
+    "keeps the liveness test and the second mkdir"
 )
 KNOWN = {
-    ("clean", "LCK105-python-page40"): _PID_IN_BUSY,
-    ("run", "LCK105-python-page40"): _PID_IN_BUSY,
-    ("run", "LCK105-shell-page25"): _PID_IN_BUSY + " (LCK103 suggestion: `! flock && kill -0`)",
-    ("run", "LCK106-shell-page24"): (
-        "the LCK101 suggestion keeps the age breaker `find L -mmin +120 -exec rm -rf`, which "
-        "deletes the flock file under a run older than two hours"
-    ),
-    ("clean", "LCK106-shell-page76"): "mkdir-retry take-over: the kill -0 branch is kept",
-    ("lint", "LCK106-shell-page76"): "mkdir-retry take-over: `holder` is left unused",
-    ("run", "LCK106-shell-page76"): "mkdir-retry take-over: the kill -0 branch is kept",
-    ("run", "LCK108-shell-page21"): _TAKEOVER,
-    ("run", "LCK108-python-page37"): _TAKEOVER,
+    ("clean", "LCK106-shell-page76"): _RETRY,
+    ("lint", "LCK106-shell-page76"): _RETRY + "; `holder` is left unused",
+    ("run", "LCK106-shell-page76"): _RETRY,
+    ("run", "LCK108-python-page37"): _TAKEOVER_PY,
     ("run", "LCK104-shell-page24"): (
         'LCK106 is reported on the job\'s own pruning (`find "$SHARED_ROOT" -atime +14 '
         "-delete`) and its suggestion drops that work: a check's false positive"

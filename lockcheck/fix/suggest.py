@@ -204,6 +204,7 @@ class _Shell:
 
     def run(self) -> None:
         f = self.facts
+        _safe_breaker_drops(f, self)
         for acq in f.acquires:
             if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
                 acq.suggestion = self._guard(acq)
@@ -278,6 +279,11 @@ class _Shell:
             if d is None or d.start < t.end:
                 return None
             edits.append(d)
+            for chk in self.facts.liveness:  # `[ -f P ] && kill -0 "$(cat P)"`: it goes too
+                if chk.pid_file is not None and same_path(chk.pid_file, acq.path):
+                    part = self.drop_test_part(chk.span)
+                    if part is not None:
+                        edits.append(part)
         else:
             a_start, a_end = acq.span.start, acq.span.end
             m = re.match(r"\{\s*", text[a_start:a_end])
@@ -301,6 +307,23 @@ class _Shell:
                 edits.append(_E(line_start(text, bs.start), line_start(text, bs.start), rec))
             elif cmd.startswith("exit"):
                 edits.append(_E(bs.start, bs.start, 'logger -t "${0##*/}" "lock busy"; '))
+        if acq.check_then_create and (busy is None or not busy.ends_run):
+            # a take-over branch (stop the old run, then go on): with flock the holder is
+            # alive, so the branch ends the run; the kill of the stored PID goes
+            ends = self._end_busy_if(first.start)
+            if ends is None:
+                return None
+            edits.append(ends)
+            for k in self.facts.kills:
+                if k.pid_file is not None and same_path(k.pid_file, acq.path):
+                    d = self.drop_kill(k.span)
+                    if d is None:
+                        return None
+                    edits.append(d)
+                    nxt = line_end(text, d.end - 1) if d.end > d.start else d.end
+                    if d.content == "" and re.match(r"[ \t]*sleep\s+\S+[ \t]*\n", text[nxt:]):
+                        # "give the old run time to stop": no old run is stopped any more
+                        edits.append(Edit(nxt, line_end(text, nxt), ""))
         edits.extend(self._drop_removals(acq))
         edits = _dedupe(edits)
         if edits is not None:
@@ -312,13 +335,35 @@ class _Shell:
             msg += f"; {note}"
         return FixTemplate(msg, tuple(edits))
 
+    def _end_busy_if(self, pos: int) -> Edit | None:
+        """``exit {code}`` (with a record) put before the ``fi`` of the ``if`` at ``pos``
+        whose ``then`` is the busy branch; None for another shape."""
+        text = self.text
+        head = text[line_start(text, pos) : line_end(text, pos)].rstrip()
+        if not re.match(r"\s*if\b", head) or not head.endswith("then"):
+            return None
+        end = self._statement_end(pos)
+        if end is None:
+            return None
+        fi = line_start(text, end - 1)
+        if not re.match(r"\s*fi\s*$", text[fi:end]):
+            return None
+        first = line_end(text, pos)
+        bind = indent_at(text, first) if first < fi else indent_at(text, pos) + "    "
+        rec = f'{bind}logger -t "${{0##*/}}" "lock busy, run skipped"{self.nl}'
+        return Edit(fi, fi, f"{rec}{bind}exit {self.code}{self.nl}")
+
     def _drop_removals(self, acq: Acquire) -> list[Edit]:
         """The lock file of a flock is never deleted: the removals of the lock path and the
         cleanup traps that only remove, dropped."""
         text = self.text
         edits: list[Edit] = []
         for rm in self.facts.removals:
-            if not same_path(rm.path, acq.path) or rm.stale_guard:
+            if not same_path(rm.path, acq.path):
+                continue
+            if rm.stale_guard:  # it would delete the flock file under a long run
+                if rm.suggestion is not None:
+                    edits.extend(rm.suggestion.edits)
                 continue
             if rm.drop_fix is not None and rm.drop_fix.edits:
                 edits.extend(rm.drop_fix.render(code=self.code))
@@ -751,6 +796,9 @@ def _unused_import_edits(text: str, edits) -> list[Edit]:
             continue
         if any(x.start < le and ls < x.end for x in edits):
             continue
+        prev = text[line_start(text, ls - 1) : ls] if ls else "x"
+        if not prev.strip() and le < len(text) and not text[le : line_end(text, le)].strip():
+            le = line_end(text, le)  # the import was its section: the blank line after goes too
         out.append(Edit(ls, le, ""))
     return out
 
@@ -824,6 +872,7 @@ class _Python:
             self.tree = ast.parse(self.text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
+        _safe_breaker_drops(self.facts, self)
         for acq in self.facts.acquires:
             if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
                 if acq.check_then_create:
@@ -1238,6 +1287,9 @@ class _Python:
                 edits.append(_E(bl, bl, rec))
                 modules.append("syslog")
         for rm in self.facts.removals:
+            if rm.stale_guard and same_path(rm.path, acq.path) and rm.suggestion is not None:
+                edits.extend(rm.suggestion.edits)  # it would delete the flock file
+                continue
             if not same_path(rm.path, acq.path) or rm.stale_guard or not _ok_span(text, rm.span):
                 continue
             d = self._drop_stmt(rm.span.start)
@@ -1255,6 +1307,42 @@ class _Python:
         if note:
             msg += f"; {note}"
         return FixTemplate(msg, tuple(edits))
+
+    def _liveness_in_busy(self, acq: Acquire, st: ast.If, body_ind: str, status: list[Edit]):
+        """``if exists(P): pid = read(P); if pid_exists(pid): <busy>``: the body of the inner
+        ``if`` dedented in place of both (the PID reads before it dropped), as (edit, the
+        status edits left outside it); None for any other shape."""
+        text = self.text
+        live = [
+            c
+            for c in self.facts.liveness
+            if c.pid_file is not None and same_path(c.pid_file, acq.path) and _ok_span(text, c.span)
+        ]
+        body = st.body
+        if not live or not isinstance(body[-1], ast.If) or body[-1].orelse:
+            return None
+        inner = body[-1]
+        ts, te = _node_span(text, inner.test)
+        if not any(ts <= c.span.start and c.span.end <= te for c in live):
+            return None
+        if not all(isinstance(b, ast.Assign) for b in body[:-1]):
+            return None
+        a = line_start(text, _node_span(text, body[0])[0])
+        b = line_end(text, _node_span(text, inner)[1])
+        ib0 = _node_span(text, inner.body[0])[0]
+        cs = line_start(text, ib0)
+        width = len(indent_at(text, ib0)) - len(body_ind)
+        if width <= 0 or text[a : _node_span(text, body[0])[0]].strip():
+            return None
+        within = [e for e in status if cs <= e.start and e.end <= b]
+        outside = [e for e in status if e not in within]
+        if any(a <= e.start < b for e in outside):
+            return None
+        chunk = apply_edits(text[cs:b], [Edit(e.start - cs, e.end - cs, e.content) for e in within])
+        moved = self._dedent(chunk, width, inner.body)
+        if moved is None:
+            return None
+        return Edit(a, b, moved), outside
 
     def _drop_closes(self, block, stmt, var: str) -> list[Edit]:
         """Deletions of ``var.close()`` / ``os.close(var)`` statements after ``stmt`` in its
@@ -1315,8 +1403,12 @@ class _Python:
         )
         edits = [_E(ls, header_end, new_header)]
         busy = acq.busy
-        if busy is not None and busy.status_fix is not None:
-            edits.extend(busy.status_fix.render(code=self.code))
+        status = list(busy.status_fix.render(code=self.code)) if busy and busy.status_fix else []
+        inner = self._liveness_in_busy(acq, st, body_ind, status)
+        if inner is not None:  # the PID test inside the busy branch goes: busy is busy
+            edits.append(inner[0])
+            status = inner[1]
+        edits.extend(status)
         # the creation (and what writes into it) goes: the lock file is the flock's
         chain = self._chain(acq.span.start)
         created = next(
@@ -1331,6 +1423,9 @@ class _Python:
             return None
         edits.append(Edit(cls, cle, ""))
         for rm in self.facts.removals:
+            if rm.stale_guard and same_path(rm.path, acq.path) and rm.suggestion is not None:
+                edits.extend(rm.suggestion.edits)  # it would delete the flock file
+                continue
             if not same_path(rm.path, acq.path) or rm.stale_guard or not _ok_span(text, rm.span):
                 continue
             d = self._drop_stmt(rm.span.start)
@@ -1401,22 +1496,11 @@ def _safe_drop_rewrites(facts: FileFacts, lang) -> None:
         return
 
 
-def _drop_rewrites(facts: FileFacts, lang) -> None:
-    """LCK105/106/108 as real rewrites from the script's own text: the kill of the stored PID
-    dropped, the stale-lock breaker dropped, the liveness test replaced by the flock rewrite
-    of the same file's acquire (or its ``if`` dropped when that is the whole shape).  ``lang``
-    is the language's suggester (``drop_kill``, ``drop_liveness_if``, ``ok``, ``code``)."""
+def _breaker_drops(facts: FileFacts, lang) -> None:
+    """LCK106: ``Removal.suggestion`` of a stale-lock breaker, the breaker dropped.  Run
+    before the acquires' rewrites, which drop the breakers of their lock too."""
     text = facts.text
     hint = _flock_hint(facts.language == "shell", lang.code)
-    for k in facts.kills:
-        if k.suggestion is None and k.signal not in ("0", "SIG0"):
-            e = lang.drop_kill(k.span)
-            if e is not None:
-                k.suggestion = FixTemplate(
-                    f"Drop the kill of a PID read from a file: hold a flock ({hint}) instead, "
-                    "whose holder never needs killing",
-                    (e,),
-                )
     for rm in facts.removals:
         if not rm.stale_guard or rm.suggestion is not None:
             continue
@@ -1432,6 +1516,43 @@ def _drop_rewrites(facts: FileFacts, lang) -> None:
                 "released when its holder dies",
                 tuple(edits),
             )
+
+
+def _safe_breaker_drops(facts: FileFacts, lang) -> None:
+    try:
+        _breaker_drops(facts, lang)
+    except Exception:
+        return
+
+
+def _drop_rewrites(facts: FileFacts, lang) -> None:
+    """LCK105/106/108 as real rewrites from the script's own text: the kill of the stored PID
+    dropped, the stale-lock breaker dropped, the liveness test replaced by the flock rewrite
+    of the same file's acquire (or its ``if`` dropped when that is the whole shape).  ``lang``
+    is the language's suggester (``drop_kill``, ``drop_liveness_if``, ``ok``, ``code``)."""
+    hint = _flock_hint(facts.language == "shell", lang.code)
+    for k in facts.kills:
+        covering = next(
+            (
+                a.suggestion
+                for a in facts.acquires
+                if a.suggestion is not None
+                and any(e.start <= k.span.start and k.span.end <= e.end for e in a.suggestion.edits)
+            ),
+            None,
+        )
+        if k.suggestion is None and covering is not None:
+            k.suggestion = covering  # the flock rewrite of the PID file drops the kill too
+            continue
+        if k.suggestion is None and k.signal not in ("0", "SIG0"):
+            e = lang.drop_kill(k.span)
+            if e is not None:
+                k.suggestion = FixTemplate(
+                    f"Drop the kill of a PID read from a file: hold a flock ({hint}) instead, "
+                    "whose holder never needs killing",
+                    (e,),
+                )
+    _breaker_drops(facts, lang)
     for chk in facts.liveness:
         if chk.suggestion is not None:
             continue
