@@ -652,3 +652,44 @@ def test_a_rewrite_carried_by_two_findings_is_printed_once(tmp_path):
     shown = _lockcheck(tmp_path, "--show-fixes", "job.py").stdout
     assert shown.count("+import fcntl") == 1
     assert "LCK202 [suggestion]" in shown and "the same rewrite as LCK101's above" in shown
+
+
+def _readme_pattern() -> str:
+    """The README's reference-pattern block (under "The pattern lockcheck wants")."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The pattern lockcheck wants", 1)[1]
+    m = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert m, "the README has no reference-pattern block"
+    return m.group(1)
+
+
+def test_readme_reference_pattern_runs_under_cron_and_excludes(tmp_path):
+    """The README block is a fragment (it names $LEDGER and stops before the work): given a
+    ledger and a payload, under `set -u` and env -i it parses, lints, locks without a runtime
+    directory and excludes a second copy."""
+    block = _readme_pattern()
+    assert "/run/user" not in block.split("#")[0]
+    script = '#!/bin/bash\nset -u\nLEDGER="$HOME/ledger.log"\n' + block + "payload\n"
+    assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
+    assert not _shellcheck(script), _shellcheck(script)
+    orig = Rewrite("readme", "pattern.sh", "README block", script, script, set(), set())
+    box = _sandbox(orig, tmp_path)
+    (box.root / "hold").touch()
+    holder = box.start()
+    try:
+        assert _wait_for(box.root / "started", holder), holder.communicate()
+        (box.root / "hold").unlink()
+        second = box.run()
+        assert second.returncode == BUSY, _out(second)
+        assert box.payload_runs() == 1
+        assert "skipped" in (box.root / "home" / "ledger.log").read_text()
+    finally:
+        (box.root / "release").touch()
+        holder.communicate(timeout=DEADLINE)
+    assert holder.returncode == 0
+    third = box.run()
+    assert third.returncode == 0 and box.payload_runs() == 2, _out(third)
+    # the lock stayed in the private directory under the state home
+    lock_dir = box.root / "home" / ".local" / "state" / "nightly-backup"
+    assert (lock_dir / "nightly-backup.lock").exists()
+    assert oct(lock_dir.stat().st_mode & 0o777) == "0o700"
