@@ -236,7 +236,7 @@ def test_existence_lock_suggestion_is_the_flock_pattern():
     assert "fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # take the lock" in after
     assert "except BlockingIOError:" in after
     assert "sys.exit(75)" in after
-    assert 'os.environ.get("XDG_RUNTIME_DIR")' in after, "moved out of the script's folder"
+    assert 'os.environ.get("XDG_STATE_HOME")' in after, "moved out of the script's folder"
     assert "os.rmdir(LOCK)" not in after
     assert "import fcntl\n" in after
     # never applied

@@ -287,7 +287,7 @@ SYNCED_AFTER = sh(
     """
     #!/bin/bash
     # nightly report
-    lock_dir=${XDG_RUNTIME_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}}/job; (umask 077 && mkdir -p "$lock_dir")
+    lock_dir=${XDG_STATE_HOME:-$HOME/.local/state}/job; (umask 077 && mkdir -p "$lock_dir")
     exec 9>>"$lock_dir/report.lock" || exit 3
     if ! flock -n 9 2>/dev/null; then
         echo "already running"
@@ -336,7 +336,7 @@ def test_lck101_suggestion_or_form_drops_release():
     assert _suggestion(BESIDE, "LCK101") == sh(
         """
         #!/bin/bash
-        lock_dir=${XDG_RUNTIME_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}}/job; (umask 077 && mkdir -p "$lock_dir")
+        lock_dir=${XDG_STATE_HOME:-$HOME/.local/state}/job; (umask 077 && mkdir -p "$lock_dir")
         exec 9>>"$lock_dir/sync.lock" || exit 3
         flock -n 9 || { echo "sync busy"; logger -t "${0##*/}" "lock busy"; exit 75; }
         rsync -a ~/src/ ~/dst/
@@ -411,7 +411,7 @@ def test_lck502_placement_suggestion_moves_and_stops_truncating():
     after = apply_edits(SHARED_TMP, acq.placement_suggestion.edits)
     assert after == SHARED_TMP.replace(
         "exec 9>/tmp/report.lock",
-        'lock_dir=${XDG_RUNTIME_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}}/job; (umask 077 && mkdir -p "$lock_dir")\n'
+        'lock_dir=${XDG_STATE_HOME:-$HOME/.local/state}/job; (umask 077 && mkdir -p "$lock_dir")\n'
         'exec 9<>"$lock_dir/report.lock" || exit 3',
     )
     assert "LCK502" not in codes(analyze_text("job.sh", after, "shell")[1])
@@ -479,7 +479,7 @@ def test_suggestion_keeps_the_other_parts_of_a_cleanup_trap():
         """
         #!/bin/sh
         acquire() {
-            lock_dir=${XDG_RUNTIME_DIR:-${XDG_STATE_HOME:-$HOME/.local/state}}/job; (umask 077 && mkdir -p "$lock_dir")
+            lock_dir=${XDG_STATE_HOME:-$HOME/.local/state}/job; (umask 077 && mkdir -p "$lock_dir")
             exec 9>>"$lock_dir/job.lock" || exit 3
             while ! flock -n 9 2>/dev/null; do
                 sleep 5

@@ -40,14 +40,21 @@ def setup(tmp_path: Path):
     work.write_text(WORK)
     work.chmod(0o755)
     env = dict(os.environ)
+    _root(tmp_path).mkdir(mode=0o700)
+    env.pop("XDG_RUNTIME_DIR", None)
     env.update(
-        XDG_RUNTIME_DIR=str(run),
+        XDG_STATE_HOME=str(run),
         LOCKCHECK_LEDGER=str(tmp_path / "state" / "ledger.log"),
         GUARD_DIR=str(guard),
         HOME=str(tmp_path / "home"),
     )
     env.pop("WORK_STATUS", None)
     return tmp_path, env, work
+
+
+def _root(tmp_path: Path) -> Path:
+    """The first lock root the wrappers try: a private subdirectory of the state home."""
+    return tmp_path / "run" / f"lockcheck-{os.getuid()}"
 
 
 def _write(tmp_path: Path, language: str, slot: str = "nightly-report") -> Path:
@@ -115,11 +122,11 @@ def test_wrapper_runs_command_and_keeps_its_status(setup, language):
     env["WORK_STATUS"] = "7"
     proc = subprocess.run([str(wrap), str(work)], env=env, capture_output=True, text=True)
     assert proc.returncode == 7, proc.stderr
-    lock = tmp_path / "run" / "nightly-report.lock"
+    lock = _root(tmp_path) / "nightly-report.lock"
     assert lock.is_file(), "the lock file lives in the first usable root and is kept"
     events = [row[3] for row in _ledger(tmp_path)]
     assert events == ["acquired", "released status=7"]
-    assert not list((tmp_path / "run").glob(".lockcheck-probe.*")), "probe left behind"
+    assert not list(_root(tmp_path).glob(".lockcheck-probe.*")), "probe left behind"
 
 
 @needs_flock
@@ -127,7 +134,7 @@ def test_wrapper_runs_command_and_keeps_its_status(setup, language):
 def test_busy_run_exits_75_and_records_the_skip(setup, language):
     tmp_path, env, work = setup
     wrap = _write(tmp_path, language)
-    lock = tmp_path / "run" / "nightly-report.lock"
+    lock = _root(tmp_path) / "nightly-report.lock"
     lock.touch()
     # another process holds the flock on the same file
     holder = subprocess.Popen([FLOCK, str(lock), "sleep", "5"])
@@ -166,12 +173,12 @@ def test_marked_root_is_skipped_and_next_candidate_used(setup, language):
     subdirectory of the next candidate."""
     tmp_path, env, work = setup
     wrap = _write(tmp_path, language)
-    (tmp_path / "run" / ".lockcheck-undeletable").touch()
+    (_root(tmp_path) / ".lockcheck-undeletable").touch()
     home_cache = tmp_path / "home" / ".cache"
     home_cache.mkdir(parents=True)
     proc = subprocess.run([str(wrap), str(work)], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert not (tmp_path / "run" / "nightly-report.lock").exists()
+    assert not (_root(tmp_path) / "nightly-report.lock").exists()
     sub = home_cache / f"lockcheck-{os.getuid()}"
     assert (sub / "nightly-report.lock").is_file()
     assert sub.stat().st_mode & 0o077 == 0, "the private subdirectory is mode 0700"
@@ -180,11 +187,9 @@ def test_marked_root_is_skipped_and_next_candidate_used(setup, language):
 @needs_flock
 @pytest.mark.parametrize("language", ["shell", "python"])
 def test_no_usable_root_exits_3(setup, language):
-    if os.path.isdir(f"/run/user/{os.getuid()}"):
-        pytest.skip("/run/user/UID exists here and would be used")
     tmp_path, env, work = setup
     wrap = _write(tmp_path, language)
-    (tmp_path / "run" / ".lockcheck-undeletable").touch()
+    (_root(tmp_path) / ".lockcheck-undeletable").touch()
     tmpdir = tmp_path / "tmpdir"
     sub = tmpdir / f"lockcheck-{os.getuid()}"
     sub.mkdir(parents=True, mode=0o700)
@@ -200,11 +205,9 @@ def test_no_usable_root_exits_3(setup, language):
 @pytest.mark.parametrize("language", ["shell", "python"])
 def test_foreign_directory_under_shared_tmp_is_refused(setup, language):
     """A pre-planted symlink where the private subdirectory should be is not followed."""
-    if os.path.isdir(f"/run/user/{os.getuid()}"):
-        pytest.skip("/run/user/UID exists here and would be used")
     tmp_path, env, work = setup
     wrap = _write(tmp_path, language)
-    (tmp_path / "run" / ".lockcheck-undeletable").touch()
+    (_root(tmp_path) / ".lockcheck-undeletable").touch()
     tmpdir = tmp_path / "tmpdir"
     tmpdir.mkdir()
     elsewhere = tmp_path / "elsewhere"
@@ -254,7 +257,7 @@ def test_shell_template_excludes_concurrent_copies(setup):
     assert statuses.count(0) == len(acquired)
     assert statuses.count(75) > 0, "copies started together should have collided"
     # probes are per process: none is left behind, and no marker was made by a collision
-    names = {p.name for p in (tmp_path / "run").iterdir()}
+    names = {p.name for p in _root(tmp_path).iterdir()}
     assert names == {"nightly-report.lock"}, names
     assert elapsed < 60
 
@@ -275,7 +278,7 @@ def test_python_template_excludes_concurrent_copies(setup):
     skipped = [r for r in _ledger(tmp_path) if r[3] == "skipped"]
     assert statuses.count(75) == len(skipped)
     assert statuses.count(75) > 0
-    names = {p.name for p in (tmp_path / "run").iterdir()}
+    names = {p.name for p in _root(tmp_path).iterdir()}
     assert names == {"nightly-report.lock"}, names
 
 
@@ -291,7 +294,7 @@ while [ ! -e "$0.release" ] && [ $n -lt 4000 ]; do sleep 0.005; n=$((n+1)); done
 @pytest.mark.parametrize("language", ["shell", "python"])
 def test_wrapper_locks_under_env_i_and_excludes_a_second_copy(tmp_path, language):
     """Under cron there is no XDG_RUNTIME_DIR and no /run/user/UID: the wrapper still finds
-    a private root (here ~/.cache/lockcheck-UID), holds the lock while its command runs, and
+    a private root (~/.local/state/lockcheck-UID), holds the lock while its command runs, and
     a second copy exits 75 without running the command; once released, a third runs."""
     home = tmp_path / "home"
     (home / ".cache").mkdir(parents=True)
@@ -300,8 +303,6 @@ def test_wrapper_locks_under_env_i_and_excludes_a_second_copy(tmp_path, language
     work.chmod(0o755)
     wrap = _write(tmp_path, language)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
-    if Path(f"/run/user/{os.getuid()}").is_dir():
-        pytest.skip("/run/user/UID exists on this machine: not the cron situation")
     holder = subprocess.Popen([str(wrap), str(work)], env=env)
     try:
         end = time.monotonic() + 20
@@ -318,4 +319,33 @@ def test_wrapper_locks_under_env_i_and_excludes_a_second_copy(tmp_path, language
     third = subprocess.run([str(wrap), str(work)], env=env, capture_output=True, text=True)
     assert third.returncode == 0, third.stderr
     assert Path(f"{work}.log").read_text().count("ran") == 2
-    assert (home / ".cache" / f"lockcheck-{os.getuid()}").is_dir()
+    assert (home / ".local" / "state" / f"lockcheck-{os.getuid()}").is_dir()
+
+
+@needs_flock
+@pytest.mark.parametrize("language", ["shell", "python"])
+def test_manual_run_and_cron_run_lock_the_same_file(tmp_path, language):
+    """A run from a login session (XDG_RUNTIME_DIR set) and a cron run (no runtime directory)
+    must choose the same lock root, or they never exclude each other."""
+    home = tmp_path / "home"
+    home.mkdir()
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    work = tmp_path / "hold.sh"
+    work.write_text(HOLD)
+    work.chmod(0o755)
+    wrap = _write(tmp_path, language)
+    cron = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    manual = dict(cron, XDG_RUNTIME_DIR=str(runtime))
+    holder = subprocess.Popen([str(wrap), str(work)], env=manual)
+    try:
+        end = time.monotonic() + 20
+        while not Path(f"{work}.started").exists() and holder.poll() is None:
+            assert time.monotonic() < end, "the manual run never ran its command"
+            time.sleep(0.005)
+        second = subprocess.run([str(wrap), str(work)], env=cron, capture_output=True, text=True)
+        assert second.returncode == 75, "the cron run must see the manual run's lock"
+    finally:
+        Path(f"{work}.release").touch()
+        assert holder.wait(timeout=20) == 0
+    assert list(runtime.iterdir()) == []

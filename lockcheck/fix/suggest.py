@@ -6,8 +6,8 @@
   reference flock pattern written with the script's own lock path, indentation and busy
   branch (shell: ``exec 9>>"$LOCK"`` + ``flock -n 9``; Python: ``os.open`` +
   ``fcntl.flock(..., LOCK_EX | LOCK_NB)`` with ``except BlockingIOError``), the removals of the
-  lock dropped, and the lock moved to ``${XDG_RUNTIME_DIR:-/run/user/$(id -u)}`` when it was
-  in a synced or script-relative place;
+  lock dropped, and the lock moved to ``${XDG_STATE_HOME:-$HOME/.local/state}/JOB`` when it
+  was in a synced or script-relative place;
 * ``ReleaseHook.move_fix`` (LCK203): a one-line shell ``trap`` or Python
   ``atexit.register`` moved to just after the statement that acquires the lock; a Python
   ``try``/``finally`` gets the acquire and its busy exit moved before the ``try``;
@@ -53,14 +53,16 @@ from .apply import apply_edits
 
 FD = 9
 EX_NO_LOCK = 3  # the lock file cannot be opened: loud, never read as "busy" (LCK406)
-# The root of a lock moved out of a synced or script-relative place: the session's runtime
-# directory where there is one, else a private directory under the user's state home, which
-# exists for cron, systemd units and CI alike (``/run/user/UID`` exists only while the user
-# has a session).  ``{job}`` is a private subdirectory made with mode 0700.
-LOCK_DIR_SH = "lock_dir=${{XDG_RUNTIME_DIR:-${{XDG_STATE_HOME:-$HOME/.local/state}}}}/{job}"
+# The root of a lock moved out of a synced or script-relative place: a private directory under
+# the user's state home, which exists for cron, systemd units and CI alike, and is the same
+# for every way the job is started.  Not the session's runtime directory: cron has no
+# XDG_RUNTIME_DIR and /run/user/UID exists only while the user has a session, so a manual
+# run and a cron run would lock in two places and not exclude each other.  ``{job}`` is a
+# private subdirectory made with mode 0700.
+LOCK_DIR_SH = "lock_dir=${{XDG_STATE_HOME:-$HOME/.local/state}}/{job}"
 LOCK_DIR_PY = (
-    'lock_dir = os.environ.get("XDG_RUNTIME_DIR") or os.environ.get("XDG_STATE_HOME")',
-    'lock_dir = os.path.join(lock_dir or os.path.expanduser("~/.local/state"), "{job}")',
+    'lock_dir = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")',
+    'lock_dir = os.path.join(lock_dir, "{job}")',
     "os.makedirs(lock_dir, 0o700, exist_ok=True)",
 )
 

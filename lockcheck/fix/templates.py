@@ -3,10 +3,14 @@
 Both wrappers follow the same design:
 
 * the lock root is the first candidate directory where an entry can be both created *and*
-  deleted (``$XDG_RUNTIME_DIR``, ``/run/user/$UID``, then a private ``lockcheck-$UID``
-  subdirectory of ``~/.cache`` and, last, of ``${TMPDIR:-/tmp}``); the test entry carries the
-  process id, so concurrent starts never collide, and a test entry that cannot be deleted is
-  renamed to one fixed marker so that the directory is skipped cheaply next time;
+  deleted: a private ``lockcheck-UID`` subdirectory of the state home
+  (``${XDG_STATE_HOME:-~/.local/state}``), then of ``~/.cache`` and, last, of
+  ``${TMPDIR:-/tmp}``.  Never the session's runtime directory: cron has no
+  ``$XDG_RUNTIME_DIR`` and ``/run/user/$UID`` exists only while the user has a session, so a
+  manual run and a cron run would choose different roots and not exclude each other.  The
+  test entry carries the process id, so concurrent starts never collide, and a test entry
+  that cannot be deleted is renamed to one fixed marker so that the directory is skipped
+  cheaply next time;
 * the lock is a flock held on an open descriptor; the lock file is opened without truncating
   or following links and is never deleted;
 * exit status: the wrapped command's own status, 75 (EX_TEMPFAIL) when another run holds the
@@ -84,8 +88,10 @@ esac
 
 uid=$(id -u)
 root=
-try_root "${XDG_RUNTIME_DIR:-}" ||
-    try_root "/run/user/$uid" ||
+# the same root for cron, timers and manual runs: never the session's runtime directory
+state=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}
+mkdir -p -- "$state" 2>/dev/null
+try_root "$state" "lockcheck-$uid" ||
     try_root "${HOME:-}/.cache" "lockcheck-$uid" ||
     try_root "${TMPDIR:-/tmp}" "lockcheck-$uid" || {
     record "failed: no lock location accepts both create and delete"
@@ -203,9 +209,14 @@ def private_subdir(base: str) -> str | None:
 
 def lock_root() -> str | None:
     """The first candidate where create and delete both work: private and local first."""
+    # the same root for cron, timers and manual runs: never the session's runtime directory
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    try:
+        os.makedirs(state, exist_ok=True)
+    except OSError:
+        pass
     candidates = [
-        os.environ.get("XDG_RUNTIME_DIR", ""),
-        f"/run/user/{os.getuid()}",
+        private_subdir(state),
         private_subdir(os.path.expanduser("~/.cache")),
         private_subdir(os.environ.get("TMPDIR") or "/tmp"),
     ]
