@@ -10,8 +10,8 @@ import json
 import os
 from pathlib import Path
 
-import jsonschema
 import pytest
+from helpers import validate_sarif
 
 from lockcheck.checks import RULES
 from lockcheck.model import Applicability, Edit, Finding, Fix, Span
@@ -19,9 +19,6 @@ from lockcheck.report import FORMATS, ReportContext, render
 from lockcheck.report import statistics as stats
 
 GOLDEN = Path(__file__).parent / "golden"
-SARIF_SCHEMA = (
-    Path(__file__).resolve().parents[2] / "shared" / "schemas" / "sarif-schema-2.1.0.json"
-)
 
 BACKUP = """\
 #!/bin/bash
@@ -173,11 +170,8 @@ def test_github_escaping():
 
 
 def test_sarif_is_valid_and_fingerprints_ignore_line_moves():
-    schema = json.loads(SARIF_SCHEMA.read_text())
-    assert "draft-04" in schema["$schema"]
     findings, sources = sample()
     doc = json.loads(render("sarif", findings, context()))
-    jsonschema.Draft4Validator(schema).validate(doc)
     run = doc["runs"][0]
     assert [r["id"] for r in run["tool"]["driver"]["rules"]] == sorted(RULES)
     for res in run["results"]:
@@ -218,6 +212,7 @@ def test_sarif_is_valid_and_fingerprints_ignore_line_moves():
         for r in doc2["runs"][0]["results"]
     }
     assert lines["LCK401"] == 6
+    validate_sarif(doc)  # last: skipped with a reason where the schema is absent
 
 
 def test_sarif_uses_rule_page_descriptions_when_available():
