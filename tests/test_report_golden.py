@@ -113,8 +113,21 @@ def test_statistics_golden():
 
 def test_full_marks_applicable_fixes_only_with_unsafe_fixes():
     findings, _ = sample()
-    assert "LCK401 [*]" not in render("concise", findings, context())
-    assert "LCK401 [*]" in render("concise", findings, context(unsafe_fixes=True))
+    assert "LCK401 (error) [*]" not in render("concise", findings, context())
+    assert "LCK401 (error) [*]" in render("concise", findings, context(unsafe_fixes=True))
+
+
+def test_full_caret_and_severity_take_the_severity_colour():
+    findings, _ = sample()
+    ctx = context()
+    ctx.color = True
+    text = render("full", findings, ctx)
+    red, yellow, cyan = "\x1b[1;31m", "\x1b[1;33m", "\x1b[36m"
+    assert f"{red}(error)\x1b[0m" in text and f"{yellow}(warning)\x1b[0m" in text
+    assert f"{cyan}(info)\x1b[0m" in text
+    carets = [ln for ln in text.splitlines() if "^" in ln]
+    assert any(f"{yellow}^" in ln and ln.endswith("LCK501\x1b[0m") for ln in carets), carets
+    assert any(f"{red}^" in ln and ln.endswith("LCK401\x1b[0m") for ln in carets), carets
 
 
 def test_full_caret_accounts_for_tabs_and_wide_characters():

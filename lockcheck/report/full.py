@@ -56,14 +56,19 @@ def _cols(line: str, col: int) -> int:
     return sum(_width(ch) for ch in line[: max(col - 1, 0)])
 
 
+def severity_style(f: Finding, s: Style):
+    """The colour of a finding's severity: error red, warning yellow, info cyan."""
+    return {"error": s.red, "warning": s.yellow}.get(f.severity.value, s.cyan)
+
+
 def header(f: Finding, s: Style, ctx: ReportContext) -> str:
+    """``path:line:col: CODE (severity) [*] message``."""
     mark = " [*]" if ctx.applicable(f) else ""
-    code = s.red(f.code) if f.severity.value == "error" else s.yellow(f.code)
-    if f.severity.value == "info":
-        code = s.cyan(f.code)
+    paint = severity_style(f, s)
     return (
         f"{s.bold(f.path)}{s.cyan(':')}{f.span.line}{s.cyan(':')}{f.span.col}{s.cyan(':')} "
-        f"{code}{s.red(mark) if mark else ''} {one_line(f.message)}"
+        f"{paint(f.code)} {paint(f'({f.severity.value})')}{s.red(mark) if mark else ''} "
+        f"{one_line(f.message)}"
     )
 
 
@@ -93,7 +98,8 @@ def snippet(f: Finding, s: Style, ctx: ReportContext) -> list[str]:
                 end = _cols(text, f.span.end_col)
             else:
                 end = _cols(text, len(text) + 1)
-            carets = " " * start + s.red("^" * max(end - start, 1) + " " + f.code)
+            paint = severity_style(f, s)
+            carets = " " * start + paint("^" * max(end - start, 1) + " " + f.code)
             out.append(f"{pad} {bar} {carets}")
     out.append(f"{pad} {bar}")
     fix = fix_of(f)
