@@ -195,6 +195,11 @@ def build_parser() -> Parser:
         help=f"{', '.join(FORMATS)} (default: full; env LOCKCHECK_OUTPUT_FORMAT)",
     )
     output.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE")
+    output.add_argument(
+        "--sarif-file",
+        metavar="FILE",
+        help="also write the same findings as SARIF to FILE (beside the main format)",
+    )
     output.add_argument("--statistics", action="store_true", help="count findings per rule")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only")
     output.add_argument("-s", "--silent", action="store_true", help="print nothing")
@@ -689,6 +694,9 @@ def cmd_scan(args) -> int:
     # ---- report
     from .report import render
 
+    if args.sarif_file:  # one scan, two reports: e.g. annotations on stdout and SARIF
+        _write_report(args.sarif_file, render("sarif", findings, ctx))
+
     report = ""
     if args.statistics:
         from .report import statistics
@@ -730,6 +738,17 @@ def cmd_scan(args) -> int:
     if status_error:
         return 2
     return 1 if failing else 0
+
+
+def _write_report(path: str, report: str) -> None:
+    """--sarif-file (kept apart from --output-file's writing, which hardening reworks)."""
+    try:
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(report.encode("utf-8", "surrogateescape"))
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}") from exc
 
 
 def _suggestion_diffs(findings, ctx: ReportContext, apply) -> str:
