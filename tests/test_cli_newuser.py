@@ -147,3 +147,14 @@ def test_init_help_text(capsys):
     ):
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(option))
         assert words in line or words in out.split(option, 1)[1].split("\n  -", 1)[0], out
+
+
+def test_mistyped_config_key_gets_did_you_mean(cli, tmp_path):
+    write(tmp_path, "lockcheck.toml", 'extend-selct = ["LCK001"]\nskip-exit = 75\nfoo = 1\n')
+    write(tmp_path, "ok.sh", "#!/bin/sh\necho hi\n")
+    status, out, err = cli("scan")
+    assert (status, out) == (2, "")
+    assert "unknown key 'extend-selct' (did you mean 'extend-select'?)" in err
+    write(tmp_path, "lockcheck.toml", "foo = 1\n")
+    status, _, err = cli("scan")
+    assert status == 2 and err.rstrip().endswith("unknown key 'foo'")

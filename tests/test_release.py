@@ -56,3 +56,18 @@ def test_contributing_release_steps_name_the_tag():
     assert "lockcheck/__init__.py" in section
     assert "CHANGELOG.md" in section
     assert "git tag" in section
+
+
+def test_readme_console_example_is_the_real_output():
+    import os
+
+    block = re.search(r"^```console\n\$ (lockcheck [^\n]+)\n(.*?)^```", README, re.M | re.S)
+    cmd, expected = block.group(1).split(), block.group(2)
+    proc = subprocess.run(
+        [sys.executable, "-m", *cmd],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, NO_COLOR="1"),
+    )
+    assert proc.stdout == expected

@@ -246,3 +246,18 @@ def test_every_shell_or_python_block_is_a_checked_example(code):
         fence = line.strip()
         if fence.startswith("```") and fence[3:].split()[:1] in (["bash"], ["sh"], ["python"]):
             assert n in checked, f"{code}: unchecked example at page line {n}: {fence}"
+
+
+@pytest.mark.parametrize("ex", [p for p in EXAMPLES if p.values[0].kind == "bad"])
+def test_messages_are_short_on_the_bad_examples(ex):
+    """ruff and ShellCheck keep a message under ~100 characters: what is wrong and the key
+    reason; the remedy is the `help:` line, the longer why the rule page."""
+    for f in _analyze(ex):
+        assert len(f.message) <= 100, f"{f.code} ({len(f.message)} chars): {f.message}"
+        assert f.message[:1].islower() or f.message[:1] in "`", f.message  # one style
+        assert not f.message.endswith("."), f.message
+
+
+def test_every_rule_has_a_help_line():
+    for code, rule in RULES.items():
+        assert rule.help and len(rule.help) <= 110, code

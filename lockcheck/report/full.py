@@ -106,7 +106,16 @@ def snippet(f: Finding, s: Style, ctx: ReportContext) -> list[str]:
     if fix is not None and fix.message:
         kind = "" if f.fix is not None else "suggestion: "
         out.append(f"{pad} = {s.cyan('help')}: {kind}{fix.message}")
+    elif _rule_help(f.code):  # no fix of its own: the rule's remedy (the page has the why)
+        out.append(f"{pad} = {s.cyan('help')}: {_rule_help(f.code)}")
     return out
+
+
+def _rule_help(code: str) -> str:
+    from ..checks import RULES
+
+    rule = RULES.get(code)
+    return rule.help if rule is not None else ""
 
 
 def render(findings: list[Finding], ctx: ReportContext) -> str:
