@@ -158,3 +158,16 @@ def test_mistyped_config_key_gets_did_you_mean(cli, tmp_path):
     write(tmp_path, "lockcheck.toml", "foo = 1\n")
     status, _, err = cli("scan")
     assert status == 2 and err.rstrip().endswith("unknown key 'foo'")
+
+
+def test_every_finding_in_full_output_has_a_capitalised_help_line(cli, tmp_path):
+    import re
+
+    write(tmp_path, "fetch.sh", LOGGED_ZERO_SKIP)  # no fix: the rule's remedy
+    write(tmp_path, "notify.sh", MKDIR_LOCK)  # a suggestion
+    write(tmp_path, "backup.sh", SILENT_SKIP)  # an unsafe fix
+    _, out, _ = cli("scan", "--isolated")
+    headers = re.findall(r"^\S+:\d+:\d+: (LCK\d+) ", out, re.M)
+    helps = re.findall(r"^\s+= help: (?:suggestion: )?(.)", out, re.M)
+    assert len(helps) == len(headers) == 3, out
+    assert all(c.isupper() or c == "`" for c in helps), helps

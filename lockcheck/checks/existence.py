@@ -21,7 +21,7 @@ def _root(why: str) -> str:
     "parse-error",
     "warning",
     "The file could not be read as shell or Python.",
-    help="fix the syntax error; findings outside the broken region are still reported",
+    help="Fix the syntax error; findings outside the broken region are still reported",
 )
 def parse_error(ctx: Context):
     for err in ctx.facts.parse_errors:
@@ -40,7 +40,7 @@ def _existence_locks(ctx: Context):
     "warning",
     "A single-instance guard whose lock is the existence of a name.",
     "suggestion",
-    help="hold a flock on an open descriptor instead: it dies with the process",
+    help="Hold a flock on an open descriptor instead: it dies with the process",
 )
 def existence_lock(ctx: Context):
     for acq in _existence_locks(ctx):
@@ -62,7 +62,7 @@ def existence_lock(ctx: Context):
     "error",
     "An existence lock in a cloud-synced or network folder.",
     "suggestion",
-    help="use flock on a lock file on the host's own local, run-private storage",
+    help="Use flock on a lock file on the host's own local, run-private storage",
 )
 def existence_lock_synced(ctx: Context):
     for acq in _existence_locks(ctx):
@@ -85,7 +85,7 @@ def existence_lock_synced(ctx: Context):
     "error",
     "A non-atomic test-then-create used as a lock.",
     "suggestion",
-    help="take a flock on an open descriptor instead of testing for the name",
+    help="Take a flock on an open descriptor instead of testing for the name",
 )
 def check_then_create(ctx: Context):
     for acq in _existence_locks(ctx):
@@ -104,7 +104,7 @@ def check_then_create(ctx: Context):
     "flock-on-network-path",
     "warning",
     "A flock/fcntl lock file in a synced or network location.",
-    help="keep lock files on the host's own local filesystem",
+    help="Keep lock files on the host's own local filesystem",
 )
 def flock_on_network_path(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -127,7 +127,7 @@ def flock_on_network_path(ctx: Context):
     "warning",
     "An existence lock whose release does not run on every exit path.",
     "suggestion",
-    help="release in `trap ... EXIT` (shell) or `finally`/`with`/`atexit` (Python), or use flock",
+    help="Release in `trap ... EXIT` (shell) or `finally`/`with`/`atexit` (Python), or use flock",
 )
 def not_released_on_failure(ctx: Context):
     for acq in _existence_locks(ctx):
@@ -147,7 +147,7 @@ def not_released_on_failure(ctx: Context):
     "error",
     "A release hook that is already active when the busy branch runs.",
     "unsafe",
-    help="install the release only after the lock is acquired",
+    help="Install the release only after the lock is acquired",
 )
 def release_before_acquire(ctx: Context):
     acquires = ctx.facts.acquires

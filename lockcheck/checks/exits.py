@@ -19,7 +19,7 @@ def _busy_zero(ctx: Context):
     "error",
     "A busy branch that exits 0 and records the skip nowhere durable.",
     "unsafe",
-    help="exit with `skip-exit-code` (75, EX_TEMPFAIL) or record the skip durably",
+    help="Exit with `skip-exit-code` (75, EX_TEMPFAIL) or record the skip durably",
 )
 def silent_skip(ctx: Context):
     code = ctx.settings.skip_exit_code
@@ -46,7 +46,7 @@ def silent_skip(ctx: Context):
     "zero-exit-skip",
     "info",
     "A busy branch that exits 0 but records the skip durably.",
-    help="exit with `skip-exit-code` (75) so monitors that read the status see the skip",
+    help="Exit with `skip-exit-code` (75) so monitors that read the status see the skip",
 )
 def zero_exit_skip(ctx: Context):
     for _acq, b in _busy_zero(ctx):
@@ -70,7 +70,7 @@ def zero_exit_skip(ctx: Context):
     "warning",
     "flock in command form without -E: a conflict looks like a failure.",
     "unsafe",
-    help="add `-E 75` so that a conflict has a status of its own",
+    help="Add `-E 75` so that a conflict has a status of its own",
 )
 def flock_default_conflict_code(ctx: Context):
     code = ctx.settings.skip_exit_code
@@ -101,7 +101,7 @@ def flock_default_conflict_code(ctx: Context):
     "warning",
     "An EXIT trap that ends with a fixed status.",
     "suggestion",
-    help='save `rc=$?` first and `exit "$rc"`, or end the trap with a bare `exit`',
+    help='Save `rc=$?` first and `exit "$rc"`, or end the trap with a bare `exit`',
 )
 def exit_trap_overrides_status(ctx: Context):
     for ov in ctx.facts.overrides:

@@ -19,7 +19,7 @@ from . import Context, rule, shown
     "warning",
     "A lock path derived from the script's location or the working directory.",
     "suggestion",
-    help="lock in a private directory that is the same for every run, not beside the script",
+    help="Lock in a private directory that is the same for every run, not beside the script",
 )
 def lock_beside_script(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -58,7 +58,7 @@ def _made_shared_subdir(ctx: Context, path) -> str | None:
     "warning",
     "A predictable lock name in a world-writable directory.",
     "suggestion",
-    help="lock in the service's RuntimeDirectory=, $XDG_RUNTIME_DIR where set, else a 0700 directory under $HOME",
+    help="Lock in the service's RuntimeDirectory=, $XDG_RUNTIME_DIR where set, else a 0700 directory under $HOME",
 )
 def predictable_lock_in_shared_tmp(ctx: Context):
     for acq in ctx.facts.acquires:

@@ -12,7 +12,7 @@ from . import Context, rule, shown
     "warning",
     "Deciding whether a lock holder lives from a stored PID.",
     "suggestion",
-    help="use flock, which needs no PID: the lock dies with its holder",
+    help="Use flock, which needs no PID: the lock dies with its holder",
 )
 def pid_liveness_check(ctx: Context):
     for chk in ctx.facts.liveness:
@@ -32,7 +32,7 @@ def pid_liveness_check(ctx: Context):
     "error",
     "Signalling a PID read from a lock or pid file.",
     "suggestion",
-    help="use flock, so that no holder ever has to be killed",
+    help="Use flock, so that no holder ever has to be killed",
 )
 def kill_stored_pid(ctx: Context):
     for kill in ctx.facts.kills:
@@ -51,7 +51,7 @@ def kill_stored_pid(ctx: Context):
     "background-work-in-lock-scope",
     "warning",
     "A background child started while a lock is held.",
-    help="close the lock descriptor in the child (`9>&-`, `close_fds`) or wait for it",
+    help="Close the lock descriptor in the child (`9>&-`, `close_fds`) or wait for it",
 )
 def background_in_lock_scope(ctx: Context):
     acquires = ctx.facts.acquires

@@ -13,7 +13,7 @@ from . import Context, rule, shown
     "error",
     "Removing or overwriting a lock judged stale by liveness or age.",
     "suggestion",
-    help="drop the breaker and use flock, which is released when its holder dies",
+    help="Drop the breaker and use flock, which is released when its holder dies",
 )
 def stale_lock_breaker(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -46,7 +46,7 @@ def stale_lock_breaker(ctx: Context):
     "foreign-lock-removal",
     "warning",
     "Unconditional removal of a lock the script never acquires.",
-    help="leave other jobs' locks alone; remove only what this script acquires",
+    help="Leave other jobs' locks alone; remove only what this script acquires",
 )
 def foreign_lock_removal(ctx: Context):
     facts = ctx.facts
@@ -75,7 +75,7 @@ def foreign_lock_removal(ctx: Context):
     "error",
     "Deleting a file that the same script locks with flock/fcntl.",
     "safe",
-    help="keep the lock file; never delete a file that is locked with flock",
+    help="Keep the lock file; never delete a file that is locked with flock",
 )
 def flock_file_removed(ctx: Context):
     facts = ctx.facts
@@ -104,7 +104,7 @@ def flock_file_removed(ctx: Context):
     "error",
     "A create-and-remove probe with a fixed name in a shared directory.",
     "safe",
-    help="add a per-process part to the name (`$$`, `os.getpid()`)",
+    help="Add a per-process part to the name (`$$`, `os.getpid()`)",
 )
 def fixed_probe_name(ctx: Context):
     for probe in ctx.facts.probes:

@@ -13,7 +13,7 @@ from . import Context, rule
     "info",
     "A suppression comment that silences no finding, or names an unknown code.",
     "safe",
-    help="remove the unused codes, or the whole comment (--fix does)",
+    help="Remove the unused codes, or the whole comment (--fix does)",
 )
 def unused_suppression(ctx: Context):
     return iter(())  # reported by the engine, after the other rules

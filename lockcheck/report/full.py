@@ -105,10 +105,15 @@ def snippet(f: Finding, s: Style, ctx: ReportContext) -> list[str]:
     fix = fix_of(f)
     if fix is not None and fix.message:
         kind = "" if f.fix is not None else "suggestion: "
-        out.append(f"{pad} = {s.cyan('help')}: {kind}{fix.message}")
+        out.append(f"{pad} = {s.cyan('help')}: {kind}{_sentence(fix.message)}")
     elif _rule_help(f.code):  # no fix of its own: the rule's remedy (the page has the why)
         out.append(f"{pad} = {s.cyan('help')}: {_rule_help(f.code)}")
     return out
+
+
+def _sentence(text: str) -> str:
+    """Help lines start with a capital, as ruff's do, whoever wrote the fix's message."""
+    return text[:1].upper() + text[1:]
 
 
 def _rule_help(code: str) -> str:
