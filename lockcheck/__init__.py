@@ -1,3 +1,3 @@
 """lockcheck: find broken single-instance locks in shell and Python job scripts."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

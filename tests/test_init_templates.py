@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import installed_tool
 
 from lockcheck.engine import analyze_text
 from lockcheck.fix.templates import render_init
@@ -88,7 +89,7 @@ def test_lockcheck_reports_nothing_on_its_own_template(language):
 
 
 def test_shell_template_passes_shellcheck(tmp_path):
-    shellcheck = shutil.which("shellcheck")
+    shellcheck = installed_tool("shellcheck")
     if shellcheck is None:
         pytest.skip("shellcheck not installed")
     path = _write(tmp_path, "shell")

@@ -31,6 +31,7 @@ else:  # pragma: no cover - 3.10
     import tomli as tomllib
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+DIST = PYPROJECT["project"]["name"]  # the distribution; the import package is `lockcheck`
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def wheel(tmp_path_factory) -> Path:
         env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"),
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    wheels = list(out.glob("lockcheck-*.whl"))
+    wheels = list(out.glob(f"{DIST.replace('-', '_')}-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
 
@@ -99,8 +100,9 @@ def test_wheel_metadata(wheel):
     zf = zipfile.ZipFile(wheel)
     meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
     meta = email.message_from_bytes(zf.read(meta_name))
-    assert meta["Name"] == "lockcheck"
-    assert meta["Version"] == lockcheck.__version__ == PYPROJECT["project"]["version"]
+    assert meta["Name"] == DIST == "joblock-lint"  # `lockcheck` on PyPI is another project
+    assert meta["Version"] == lockcheck.__version__  # the one place the version is written
+    assert PYPROJECT["project"]["dynamic"] == ["version"]
     assert meta["Requires-Python"] == ">=3.10"
     requires = " ".join(meta.get_all("Requires-Dist"))
     for dep in ("tree-sitter", "tree-sitter-bash", "libcst", "pathspec"):
@@ -113,10 +115,22 @@ def test_wheel_metadata(wheel):
 
 @pytest.fixture(scope="module")
 def installed(wheel, tmp_path_factory):
-    """The wheel in a fresh virtualenv (dependencies from the system site-packages)."""
+    """The wheel in a fresh virtualenv.  Its dependencies come from the environment running
+    the tests (a user's venv, or CI's Python): a path file lists that environment's
+    site-packages after the new venv's own, so the wheel's `lockcheck` is the one imported
+    (an editable install's import hook there is never run: only a site directory's own path
+    files are executed)."""
     env_dir = tmp_path_factory.mktemp("venv")
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(system_site_packages=False, with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
+    site_dir = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    deps = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    (Path(site_dir) / "zz_test_dependencies.pth").write_text("\n".join(deps) + "\n")
     proc = subprocess.run(
         [str(py), "-m", "pip", "install", "--no-deps", "-q", str(wheel)],
         capture_output=True,
@@ -197,12 +211,35 @@ def test_readme_quickstart_has_exactly_two_one_line_commands():
     assert len(commands) == 2, commands
     assert all("\n" not in c for c in commands)
     install_scan, install_test = commands
-    assert re.fullmatch(r"pip install \. && lockcheck scan examples/", install_scan)
-    assert re.fullmatch(r"pip install -e '\.\[test\]' && python -m pytest", install_test)
-    # CI runs the same suite
+    # each sets up a venv of its own: PEP 668 systems refuse pip into the system Python
+    assert install_scan == (
+        "python3 -m venv .venv && . .venv/bin/activate && pip install . && "
+        "lockcheck scan examples/bad"
+    )
+    assert install_test == (
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest"
+    )
+    assert "PEP 668" in _section("Quickstart")
+    # CI runs the same suite: by hand .ci/run makes that venv, in CI it reuses CI's Python
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "python -m pip install -e '.[test]'" in ci
+    assert re.search(r"^    python3 -m venv \.venv$", ci, re.M)
+    assert re.search(r'^    export PATH="\$PWD/\.venv/bin:\$PATH"$', ci, re.M)
+    assert re.search(r"^python -m pip install -e '\.\[test\]'$", ci, re.M)
     assert re.search(r"^python -m pytest\b", ci, re.M)
+
+
+def test_readme_quickstart_scan_shows_real_findings():
+    """The first Quickstart command's scan, run on this checkout: findings, exit 1."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "examples/bad"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, NO_COLOR="1"),
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert re.search(r"^Found \d+ findings", proc.stdout, re.M), proc.stdout[-500:]
 
 
 def test_ci_script_is_strict_bash_and_executable():

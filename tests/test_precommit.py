@@ -153,7 +153,7 @@ def test_config_run_all_files_in_batches(tmp_path, pc_env):
     assert "README.md" not in proc.stdout and "orders.csv" not in proc.stdout
     # pre-commit split the file list over several lockcheck processes (one summary each);
     # every bad file is reported exactly once across them
-    summaries = re.findall(r"^Found \d+ errors?\.", proc.stdout, re.M)
+    summaries = re.findall(r"^Found \d+ findings? \(", proc.stdout, re.M)
     if (os.cpu_count() or 1) > 1:
         assert len(summaries) >= 2, out
     for b in bad:

@@ -670,7 +670,7 @@ subprocess.Popen(["render-reports"], {kw})
 """
     _, detached = analyze_text("job.py", base.format(kw="start_new_session=True"), "python")
     (f,) = [f for f in detached if f.code == "LCK405"]
-    assert f.span.line == 11 and "detached child goes on working" in f.message
+    assert f.span.line == 11 and "detached child outlives the lock" in f.message
     _, inherits = analyze_text("job.py", base.format(kw="close_fds=False"), "python")
     (g,) = [f for f in inherits if f.code == "LCK405"]
     assert "inherits the locked descriptor" in g.message

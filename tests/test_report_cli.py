@@ -6,14 +6,10 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import jsonschema
 import pytest
+from helpers import validate_sarif
 
 from lockcheck.cli import main
-
-SARIF_SCHEMA = (
-    Path(__file__).resolve().parents[2] / "shared" / "schemas" / "sarif-schema-2.1.0.json"
-)
 
 BACKUP = """\
 #!/bin/bash
@@ -49,7 +45,6 @@ def test_sarif_from_cli_validates(cli, tree, tmp_path):
     status, out, err = cli("scan", ".", str(outside), "--output-format", "sarif", "--unsafe-fixes")
     assert status == 1, err
     doc = json.loads(out)
-    jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())).validate(doc)
     run = doc["runs"][0]
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
     locs = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in run["results"]]
@@ -59,6 +54,7 @@ def test_sarif_from_cli_validates(cli, tree, tmp_path):
     fixed = [r for r in run["results"] if r["ruleId"] == "LCK401"]
     assert fixed and all(r["fixes"][0]["artifactChanges"][0]["replacements"] for r in fixed)
     outside.unlink()
+    validate_sarif(doc)  # last: skipped with a reason where the schema is absent
 
 
 def test_json_and_json_lines_from_cli(cli, tree, tmp_path):

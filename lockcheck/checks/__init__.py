@@ -19,6 +19,7 @@ class Rule:
     summary: str
     fix: Applicability | None  # the strongest fix the rule offers, for docs and SARIF
     check: Callable[[Context], Iterable[Finding]]
+    help: str = ""  # the remedy, shown as `help:` where a finding has no fix of its own
 
 
 class Context:
@@ -52,7 +53,7 @@ class Context:
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, severity: str, summary: str, fix: str | None = None):
+def rule(code: str, name: str, severity: str, summary: str, fix: str | None = None, help: str = ""):
     def register(func: Callable[[Context], Iterable[Finding]]):
         RULES[code] = Rule(
             code,
@@ -61,6 +62,7 @@ def rule(code: str, name: str, severity: str, summary: str, fix: str | None = No
             summary,
             Applicability(fix) if fix else None,
             func,
+            help,
         )
         return func
 
@@ -86,4 +88,4 @@ def rule_url(code: str) -> str:
 
 
 # import the rule modules so that they register themselves
-from . import existence, exits, placement, processes, removal  # noqa: E402,F401
+from . import existence, exits, placement, processes, removal, suppression  # noqa: E402,F401

@@ -11,7 +11,18 @@ def _where(path) -> str:
     return f" on `{path.render()}`" if path is not None else ""
 
 
-@rule("LCK000", "parse-error", "warning", "The file could not be read as shell or Python.")
+def _root(why: str) -> str:
+    """``~/Dropbox is a cloud-synced folder`` -> ``~/Dropbox``: the message names the root."""
+    return why.split(" is ", 1)[0]
+
+
+@rule(
+    "LCK000",
+    "parse-error",
+    "warning",
+    "The file could not be read as shell or Python.",
+    help="Fix the syntax error; findings outside the broken region are still reported",
+)
 def parse_error(ctx: Context):
     for err in ctx.facts.parse_errors:
         yield ctx.finding("LCK000", err.span, err.message)
@@ -29,6 +40,7 @@ def _existence_locks(ctx: Context):
     "warning",
     "A single-instance guard whose lock is the existence of a name.",
     "suggestion",
+    help="Hold a flock on an open descriptor instead: it dies with the process",
 )
 def existence_lock(ctx: Context):
     for acq in _existence_locks(ctx):
@@ -39,9 +51,7 @@ def existence_lock(ctx: Context):
         yield ctx.finding(
             "LCK101",
             acq.span,
-            f"`{acq.mechanism}` lock{_where(acq.path)} is held only while the name exists: "
-            "a crash or a refused delete locks out every later run; hold a flock on an open "
-            "descriptor instead",
+            f"`{acq.mechanism}` lock{_where(acq.path)} blocks all runs after a crash",
             suggestion=shown(acq.suggestion),
         )
 
@@ -52,6 +62,7 @@ def existence_lock(ctx: Context):
     "error",
     "An existence lock in a cloud-synced or network folder.",
     "suggestion",
+    help="Use flock on a lock file on the host's own local, run-private storage",
 )
 def existence_lock_synced(ctx: Context):
     for acq in _existence_locks(ctx):
@@ -63,9 +74,7 @@ def existence_lock_synced(ctx: Context):
         yield ctx.finding(
             "LCK102",
             acq.span,
-            f"`{acq.mechanism}` lock{_where(acq.path)} sits in a synced or network folder "
-            f"({why}) where delete may be refused: the first run seals the slot for every "
-            "later run; use flock on a lock file on local run-private storage",
+            f"existence lock{_where(acq.path)} in a synced folder: deletes may fail",
             suggestion=shown(acq.suggestion),
         )
 
@@ -76,6 +85,7 @@ def existence_lock_synced(ctx: Context):
     "error",
     "A non-atomic test-then-create used as a lock.",
     "suggestion",
+    help="Take a flock on an open descriptor instead of testing for the name",
 )
 def check_then_create(ctx: Context):
     for acq in _existence_locks(ctx):
@@ -84,8 +94,7 @@ def check_then_create(ctx: Context):
         yield ctx.finding(
             "LCK103",
             acq.span,
-            f"test-then-create lock{_where(acq.path)} is not atomic: two runs can both see "
-            "the name absent and both go on; take a flock on an open descriptor instead",
+            f"test-then-create lock{_where(acq.path)} is not atomic: two runs can both go on",
             suggestion=shown(acq.suggestion),
         )
 
@@ -95,6 +104,7 @@ def check_then_create(ctx: Context):
     "flock-on-network-path",
     "warning",
     "A flock/fcntl lock file in a synced or network location.",
+    help="Keep lock files on the host's own local filesystem",
 )
 def flock_on_network_path(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -106,9 +116,8 @@ def flock_on_network_path(ctx: Context):
         yield ctx.finding(
             "LCK104",
             acq.open_span or acq.span,
-            f"{acq.mechanism} lock file{_where(acq.path)} is in a synced or network location "
-            f"({why}): flock there may be local-only or unsupported, and sync clients can "
-            "replace the file; keep lock files on the host's own local filesystem",
+            f"{acq.mechanism.lower()} lock file{_where(acq.path)} is on a network or synced path "
+            f"({_root(why)})",
         )
 
 
@@ -118,21 +127,16 @@ def flock_on_network_path(ctx: Context):
     "warning",
     "An existence lock whose release does not run on every exit path.",
     "suggestion",
+    help="Release in `trap ... EXIT` (shell) or `finally`/`with`/`atexit` (Python), or use flock",
 )
 def not_released_on_failure(ctx: Context):
     for acq in _existence_locks(ctx):
         if not acq.released or acq.release_on_every_exit:
             continue
-        hint = (
-            "put the release in `trap ... EXIT`"
-            if ctx.facts.language == "shell"
-            else "release it in `finally`, a `with` block or `atexit`"
-        )
         yield ctx.finding(
             "LCK202",
             acq.span,
-            f"`{acq.mechanism}` lock{_where(acq.path)} is released only on the normal path: an "
-            f"error or signal leaves it behind and every later run skips; {hint}, or use flock",
+            f"`{acq.mechanism}` lock{_where(acq.path)} is not released on every exit path",
             suggestion=shown(acq.suggestion),
         )
 
@@ -143,6 +147,7 @@ def not_released_on_failure(ctx: Context):
     "error",
     "A release hook that is already active when the busy branch runs.",
     "unsafe",
+    help="Install the release only after the lock is acquired",
 )
 def release_before_acquire(ctx: Context):
     acquires = ctx.facts.acquires
@@ -156,9 +161,8 @@ def release_before_acquire(ctx: Context):
             yield ctx.finding(
                 "LCK203",
                 hook.span,
-                f"this {hook.mechanism} removes `{hook.path.render()}` even in a run that did "
-                "not get the lock: the losing run deletes the winner's lock; install the "
-                "release only after the lock is acquired",
+                f"this {hook.mechanism} removes `{hook.path.render()}` in a run that did not "
+                "get the lock too",
                 fix=fix,
             )
             break

@@ -19,6 +19,7 @@ def _busy_zero(ctx: Context):
     "error",
     "A busy branch that exits 0 and records the skip nowhere durable.",
     "unsafe",
+    help="Exit with `skip-exit-code` (75, EX_TEMPFAIL) or record the skip durably",
 )
 def silent_skip(ctx: Context):
     code = ctx.settings.skip_exit_code
@@ -35,9 +36,7 @@ def silent_skip(ctx: Context):
         yield ctx.finding(
             "LCK401",
             b.span,
-            "the run that could not get the lock ends with status 0 and records nothing: a job "
-            f"stopped by a stuck lock looks healthy; exit {code} (EX_TEMPFAIL) or record the "
-            "skip",
+            f"busy branch exits 0 and records nothing: a stuck lock looks healthy (exit {code})",
             fix=fix,
         )
 
@@ -47,21 +46,21 @@ def silent_skip(ctx: Context):
     "zero-exit-skip",
     "info",
     "A busy branch that exits 0 but records the skip durably.",
+    help="Exit with `skip-exit-code` (75) so monitors that read the status see the skip",
 )
 def zero_exit_skip(ctx: Context):
-    code = ctx.settings.skip_exit_code
     for _acq, b in _busy_zero(ctx):
         if not (b.durable or b.lsb_start):
             continue
         why = (
-            "`start` on a running service exits 0 by LSB convention"
+            "`start` on a running service exits 0 (LSB)"
             if b.lsb_start and not b.durable
-            else "the skip is recorded, but monitors that read only the status see success"
+            else "monitors see success despite the logged skip"
         )
         yield ctx.finding(
             "LCK402",
             b.span,
-            f"the busy branch exits 0: {why}; consider exiting {code} so a stuck lock is visible",
+            f"busy branch exits 0: {why}",
         )
 
 
@@ -71,6 +70,7 @@ def zero_exit_skip(ctx: Context):
     "warning",
     "flock in command form without -E: a conflict looks like a failure.",
     "unsafe",
+    help="Add `-E 75` so that a conflict has a status of its own",
 )
 def flock_default_conflict_code(ctx: Context):
     code = ctx.settings.skip_exit_code
@@ -89,9 +89,8 @@ def flock_default_conflict_code(ctx: Context):
         yield ctx.finding(
             "LCK403",
             acq.span,
-            "`flock` returns 1 on conflict, like most failures of the command it runs, and "
-            f"that status leaves the script: a skip is indistinguishable from an error; add "
-            f"`-E {code}`",
+            "`flock` exits 1 on conflict, like the command's own failures: a skip looks like "
+            "an error",
             fix=fix,
         )
 
@@ -102,6 +101,7 @@ def flock_default_conflict_code(ctx: Context):
     "warning",
     "An EXIT trap that ends with a fixed status.",
     "suggestion",
+    help='Save `rc=$?` first and `exit "$rc"`, or end the trap with a bare `exit`',
 )
 def exit_trap_overrides_status(ctx: Context):
     for ov in ctx.facts.overrides:
@@ -113,9 +113,7 @@ def exit_trap_overrides_status(ctx: Context):
         yield ctx.finding(
             "LCK404",
             ov.span,
-            f"the EXIT trap ends with `{ov.detail}`: every run, done, skipped or failed, "
-            'reports the same status; save `rc=$?` first and `exit "$rc"`, or use a bare '
-            "`exit`",
+            f"the EXIT trap ends with `{ov.detail}`: every run reports that status, failed or not",
             suggestion=sugg,
         )
 

@@ -19,6 +19,7 @@ from . import Context, rule, shown
     "warning",
     "A lock path derived from the script's location or the working directory.",
     "suggestion",
+    help="Lock in a private directory that is the same for every run, not beside the script",
 )
 def lock_beside_script(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -30,10 +31,13 @@ def lock_beside_script(ctx: Context):
         yield ctx.finding(
             "LCK501",
             acq.open_span or acq.span,
-            f"lock `{acq.path.render()}`: {why}, which may be a synced, read-only or shared "
-            "checkout and differs between invocations; put locks in "
-            "`${XDG_RUNTIME_DIR:-...}` or another local run-private directory",
+            f"lock `{acq.path.render()}`: {why}, which differs between runs",
         )
+
+
+def _dir(where: str) -> str:
+    """``/tmp`` as is; ``the system temporary directory`` (tempfile.gettempdir()) shorter."""
+    return where if where.startswith("/") else "temp dir"
 
 
 def _made_shared_subdir(ctx: Context, path) -> str | None:
@@ -54,6 +58,7 @@ def _made_shared_subdir(ctx: Context, path) -> str | None:
     "warning",
     "A predictable lock name in a world-writable directory.",
     "suggestion",
+    help="Lock in the service's RuntimeDirectory=, $XDG_RUNTIME_DIR where set, else a 0700 directory under $HOME",
 )
 def predictable_lock_in_shared_tmp(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -67,18 +72,12 @@ def predictable_lock_in_shared_tmp(ctx: Context):
             if where is None:
                 continue
         if acq.truncating:
-            harm = (
-                "the open truncates and follows symlinks, so another user can plant a link "
-                "that makes this job clobber a file, or pre-create the name to block every run"
-            )
-            todo = "open without truncating or following links"
+            harm = "open truncates, follows symlinks"
         else:
-            harm = "another local user can pre-create the name and block every run"
-            todo = "lock in a private directory"
+            harm = "another user can pre-create it"
         yield ctx.finding(
             "LCK502",
             acq.open_span or acq.span,
-            f"lock `{acq.path.render()}` has a predictable name in world-writable {where}: "
-            f"{harm}; use `$XDG_RUNTIME_DIR` (or /run/user/$UID) and {todo}",
+            f"predictable `{acq.path.render()}` in world-writable {_dir(where)}: {harm}",
             suggestion=shown(acq.placement_suggestion),
         )

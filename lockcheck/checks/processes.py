@@ -12,6 +12,7 @@ from . import Context, rule, shown
     "warning",
     "Deciding whether a lock holder lives from a stored PID.",
     "suggestion",
+    help="Use flock, which needs no PID: the lock dies with its holder",
 )
 def pid_liveness_check(ctx: Context):
     for chk in ctx.facts.liveness:
@@ -20,9 +21,7 @@ def pid_liveness_check(ctx: Context):
         yield ctx.finding(
             "LCK105",
             chk.span,
-            "judges the lock holder alive from a stored PID: a PID means nothing in another "
-            "sandbox, container or host and is reused, so the job skips forever or runs twice; "
-            "use flock, which needs no PID",
+            "judges the lock holder alive from a stored PID, which may be reused or foreign",
             suggestion=shown(chk.suggestion),
         )
 
@@ -33,6 +32,7 @@ def pid_liveness_check(ctx: Context):
     "error",
     "Signalling a PID read from a lock or pid file.",
     "suggestion",
+    help="Use flock, so that no holder ever has to be killed",
 )
 def kill_stored_pid(ctx: Context):
     for kill in ctx.facts.kills:
@@ -41,8 +41,7 @@ def kill_stored_pid(ctx: Context):
         yield ctx.finding(
             "LCK108",
             kill.span,
-            f"sends signal {kill.signal} to a PID read from a file: the PID may now belong to an "
-            "unrelated process; use flock so that no holder has to be killed",
+            f"sends {kill.signal} to a PID read from a file, which may now be another process",
             suggestion=shown(kill.suggestion),
         )
 
@@ -52,25 +51,21 @@ def kill_stored_pid(ctx: Context):
     "background-work-in-lock-scope",
     "warning",
     "A background child started while a lock is held.",
+    help="Close the lock descriptor in the child (`9>&-`, `close_fds`) or wait for it",
 )
 def background_in_lock_scope(ctx: Context):
     acquires = ctx.facts.acquires
     for bg in ctx.facts.backgrounds:
         acq = acquires[bg.lock] if 0 <= bg.lock < len(acquires) else None
         if acq is not None and acq.kind is LockKind.EXISTENCE:
-            why = "the lock is released while the child still works unlocked"
-            todo = "wait for the child before the release"
+            why = "the lock is released while it still works"
         elif not bg.inherits_lock:
-            why = "the detached child goes on working after the lock is released"
-            todo = "wait for the child before the lock scope ends"
+            why = "the detached child outlives the lock"
         else:
-            why = (
-                "the child inherits the locked descriptor and holds the lock for its whole "
-                "life, even past a killed parent"
-            )
-            todo = "close the descriptor in the child (`9>&-`) or wait for it"
+            why = "the child inherits the locked descriptor"
+        how = bg.how if "(" in bg.how else f"background child ({bg.how})"
         yield ctx.finding(
             "LCK405",
             bg.span,
-            f"starts a background child ({bg.how}) while the lock is held: {why}; {todo}",
+            f"{how} in the lock scope: {why}",
         )

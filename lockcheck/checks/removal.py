@@ -13,6 +13,7 @@ from . import Context, rule, shown
     "error",
     "Removing or overwriting a lock judged stale by liveness or age.",
     "suggestion",
+    help="Drop the breaker and use flock, which is released when its holder dies",
 )
 def stale_lock_breaker(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -20,25 +21,22 @@ def stale_lock_breaker(ctx: Context):
             yield ctx.finding(
                 "LCK106",
                 acq.age_breaker,
-                f"`{acq.mechanism}` breaks locks older than a set age: a long run loses its "
-                "lock to a newcomer and two run at once; use flock, which dies with its holder",
+                f"`{acq.mechanism}` breaks locks by age: a long run loses its lock to a newcomer",
             )
     for rm in ctx.facts.removals:
         if not rm.stale_guard:
             continue
         why = (
-            "the holder was judged dead from a stored PID, which may be reused or "
-            "belong to another host or sandbox"
+            "the stored PID may be reused or foreign"
             if rm.stale_guard == "dead-holder"
-            else "an old lock may still be held by a long run"
+            else "an old lock may still be held"
         )
         verb = "overwriting" if rm.overwrite else "removing"
         where = f" `{rm.path.render()}`" if rm.path is not None else ""
         yield ctx.finding(
             "LCK106",
             rm.span,
-            f"{verb} the lock{where} as stale misfires: {why}; use flock, which is "
-            "released when its holder dies, and drop the breaker",
+            f"{verb} the lock{where} as stale: {why}",
             suggestion=shown(rm.suggestion),
         )
 
@@ -48,6 +46,7 @@ def stale_lock_breaker(ctx: Context):
     "foreign-lock-removal",
     "warning",
     "Unconditional removal of a lock the script never acquires.",
+    help="Leave other jobs' locks alone; remove only what this script acquires",
 )
 def foreign_lock_removal(ctx: Context):
     facts = ctx.facts
@@ -66,8 +65,7 @@ def foreign_lock_removal(ctx: Context):
         yield ctx.finding(
             "LCK107",
             rm.span,
-            f"removes {what} `{rm.path.render()}`, which this script never acquires: it "
-            "breaks another job's exclusion; leave other jobs' locks alone",
+            f"removes {what} `{rm.path.render()}`, never taken here: another job's lock",
         )
 
 
@@ -77,6 +75,7 @@ def foreign_lock_removal(ctx: Context):
     "error",
     "Deleting a file that the same script locks with flock/fcntl.",
     "safe",
+    help="Keep the lock file; never delete a file that is locked with flock",
 )
 def flock_file_removed(ctx: Context):
     facts = ctx.facts
@@ -93,9 +92,7 @@ def flock_file_removed(ctx: Context):
             yield ctx.finding(
                 "LCK201",
                 rm.span,
-                f"deletes `{rm.path.render()}`, the file this script locks with "
-                f"{acq.mechanism}: a waiter that opened the old file and a newcomer that "
-                "creates a new one both get the lock; keep the lock file, never delete it",
+                f"deletes flock file `{rm.path.render()}`: two runs can then lock",
                 fix=fix,
             )
             break
@@ -107,6 +104,7 @@ def flock_file_removed(ctx: Context):
     "error",
     "A create-and-remove probe with a fixed name in a shared directory.",
     "safe",
+    help="Add a per-process part to the name (`$$`, `os.getpid()`)",
 )
 def fixed_probe_name(ctx: Context):
     for probe in ctx.facts.probes:
@@ -120,8 +118,6 @@ def fixed_probe_name(ctx: Context):
         yield ctx.finding(
             "LCK301",
             probe.span,
-            f"probe `{probe.path.render()}` has a fixed name: a concurrent run doing the same "
-            "probe collides with it and judges the location unusable; add a per-process part "
-            "to the name",
+            f"probe `{probe.path.render()}` has a fixed name: concurrent runs collide on it",
             fix=fix,
         )

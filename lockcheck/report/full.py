@@ -58,14 +58,19 @@ def _cols(line: str, col: int) -> int:
     return sum(_width(ch) for ch in line[: max(col - 1, 0)])
 
 
+def severity_style(f: Finding, s: Style):
+    """The colour of a finding's severity: error red, warning yellow, info cyan."""
+    return {"error": s.red, "warning": s.yellow}.get(f.severity.value, s.cyan)
+
+
 def header(f: Finding, s: Style, ctx: ReportContext) -> str:
+    """``path:line:col: CODE (severity) [*] message``."""
     mark = " [*]" if ctx.applicable(f) else ""
-    code = s.red(f.code) if f.severity.value == "error" else s.yellow(f.code)
-    if f.severity.value == "info":
-        code = s.cyan(f.code)
+    paint = severity_style(f, s)
     return (
         f"{s.bold(printable(f.path))}{s.cyan(':')}{f.span.line}{s.cyan(':')}{f.span.col}"
-        f"{s.cyan(':')} {code}{s.red(mark) if mark else ''} {printable(one_line(f.message))}"
+        f"{s.cyan(':')} {paint(f.code)} {paint(f'({f.severity.value})')}"
+        f"{s.red(mark) if mark else ''} {printable(one_line(f.message))}"
     )
 
 
@@ -95,14 +100,29 @@ def snippet(f: Finding, s: Style, ctx: ReportContext) -> list[str]:
                 end = _cols(text, f.span.end_col)
             else:
                 end = _cols(text, len(text) + 1)
-            carets = " " * start + s.red("^" * max(end - start, 1) + " " + f.code)
+            paint = severity_style(f, s)
+            carets = " " * start + paint("^" * max(end - start, 1) + " " + f.code)
             out.append(f"{pad} {bar} {carets}")
     out.append(f"{pad} {bar}")
     fix = fix_of(f)
     if fix is not None and fix.message:
         kind = "" if f.fix is not None else "suggestion: "
-        out.append(f"{pad} = {s.cyan('help')}: {kind}{printable(one_line(fix.message))}")
+        out.append(f"{pad} = {s.cyan('help')}: {kind}{printable(_sentence(one_line(fix.message)))}")
+    elif _rule_help(f.code):  # no fix of its own: the rule's remedy (the page has the why)
+        out.append(f"{pad} = {s.cyan('help')}: {printable(_rule_help(f.code))}")
     return out
+
+
+def _sentence(text: str) -> str:
+    """Help lines start with a capital, as ruff's do, whoever wrote the fix's message."""
+    return text[:1].upper() + text[1:]
+
+
+def _rule_help(code: str) -> str:
+    from ..checks import RULES
+
+    rule = RULES.get(code)
+    return rule.help if rule is not None else ""
 
 
 def render(findings: list[Finding], ctx: ReportContext) -> str:
