@@ -223,7 +223,7 @@ def test_fix_writes_through_a_link_that_stays_inside(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "rm -f" not in real.read_text()
     assert (tmp_path / "tree/cleanup.sh").is_symlink()
-    assert proc.stdout == b"Found 1 error (1 fixed, 0 remaining).\n", "the file was seen once"
+    assert proc.stdout == b"Found 1 finding (1 fixed, 0 remaining).\n", "the file was seen once"
 
 
 def test_each_real_file_is_analysed_once(tmp_path):
