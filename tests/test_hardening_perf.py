@@ -117,6 +117,16 @@ def test_many_functions_pass_is_linear():
     assert growth(many_functions, 300) < 2.6
 
 
+def big_helper_called_often(n: int) -> str:
+    # a helper of n lines called n times: walking it at every call site is n * n
+    body = "".join(f"  echo {i} >> /srv/log/job.log\n" for i in range(n))
+    return "#!/bin/bash\nhelper() {\n" + body + "}\n" + "helper\n" * n
+
+
+def test_inlining_helpers_at_call_sites_is_bounded():
+    assert growth(big_helper_called_often, 60) < 2.6
+
+
 # ----------------------------------------------------------------- mkdir work directories
 
 

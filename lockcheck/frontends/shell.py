@@ -407,6 +407,7 @@ class _Analyzer:
         self._pending_stale_fail = None
         self._budget = _RESOLVE_WORK  # see resolve()
         self.nesting = 0  # statements being walked inside each other (see stmt())
+        self.inlined = 0  # bytes of function bodies walked at call sites (see call())
         self.too_deep = False
 
     # ------------------------------------------------------------------ positions
@@ -1867,10 +1868,16 @@ class _Analyzer:
     # ------------------------------------------------------------------ functions
     def call(self, name: str, cmd, args, pos: Pos) -> None:
         self.called.add(name)
-        if any(f.name == name for f in self.frames) or len(self.frames) > 6 or self.inlines > 400:
+        if (
+            any(f.name == name for f in self.frames)
+            or len(self.frames) > 6
+            or self.inlines > 400
+            or self.inlined > 16 * len(self.src) + 65536  # a big helper called 400 times
+        ):
             return
         self.inlines += 1
         fn = self.functions[name]
+        self.inlined += fn.end_byte - fn.start_byte
         params = {}
         for i, a in enumerate(args[:9], start=1):
             params[str(i)] = self.resolve(a).parts
