@@ -91,6 +91,16 @@ def test_many_references_in_one_word_stay_bounded():
     assert [p.kind for p in acq.path.parts] == [PartKind.UNKNOWN]
 
 
+def test_values_read_outside_a_resolution_are_not_charged_to_one():
+    # `eval` reads variable values directly; that must not use up a resolution's budget
+    text = (
+        "#!/bin/bash\nv=" + "a" * 4000 + "\n" + "eval $v\n" * 40 + "mkdir /srv/l.lock || exit 1\n"
+    )
+    facts, _ = analyze_text("job.sh", text, "shell")
+    assert not facts.parse_errors
+    assert [a.path.render() for a in facts.acquires] == ["/srv/l.lock"]
+
+
 # ----------------------------------------------------------------- uncalled functions
 
 

@@ -405,7 +405,7 @@ class _Analyzer:
         self._stale_list_right = None
         self._pending_stale_success = None
         self._pending_stale_fail = None
-        self._budget = _RESOLVE_WORK  # see resolve()
+        self._budget = float("inf")  # work left to the resolution under way (see resolve())
         self.nesting = 0  # statements being walked inside each other (see stmt())
         self.inlined = 0  # bytes of function bodies walked at call sites (see call())
         self.too_deep = False
