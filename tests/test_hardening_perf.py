@@ -237,7 +237,7 @@ def test_bash_in_the_scanned_directory_never_runs(tmp_path):
     fake.write_text(f"#!/bin/sh\necho hostile > {marker}\nexit 0\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     script = tmp_path / "job.sh"
-    script.write_text('#!/bin/bash\nmkdir /srv/l.lock || exit 1\necho "${v:-a;b}\n')
+    script.write_text('#!/bin/bash\nmkdir /srv/l.lock || exit 1\necho "unterminated\n')
     real = os.path.dirname(sys.executable)
     for path in ("", ".", f":{real}:/usr/bin:/bin", f".:{real}:/usr/bin:/bin"):
         subprocess.run(
