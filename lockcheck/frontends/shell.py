@@ -2407,9 +2407,13 @@ class _Analyzer:
                 p = pos if pos.tested else self._status_pos(pos)
                 self.existence(cmd, "mkdir", path, p)
             elif self.set_e:
-                self.sete_mkdirs.append((cmd, path, pos, self.order))
+                n = len(self.facts.acquires)
+                self.created_path(path, cmd, pos, directory=True)
+                self.facts.created.pop()
+                if len(self.facts.acquires) == n:
+                    self.sete_mkdirs.append((cmd, path, pos, self.order))
             else:
-                self.facts.created.append(path)
+                self.created_path(path, cmd, pos, directory=True)
 
     def _status_tested_next(self, pos: Pos) -> bool:
         return self._status_pos(pos) is not None
@@ -2945,16 +2949,21 @@ class _Analyzer:
         # an append adds to a file that may well exist: not the creation half of a lock
         self.created_path(path, node, pos, guard=op not in (">>", "&>>"))
 
-    def created_path(self, path: PathExpr, node, pos: Pos, guard: bool = True) -> None:
+    def created_path(
+        self, path: PathExpr, node, pos: Pos, guard: bool = True, directory: bool = False
+    ) -> None:
         if name_probe := self.maybe_probe(node, path, pos, None):
             return name_probe
         self.facts.created.append(path)
         if not guard:
             return
-        # check-then-create: a test of this path that leads to a skip/exit came before
+        # check-then-create: a test of this path that leads to a skip/exit came before (a
+        # directory test `-d` guards only a directory's creation, `[ -d D ] && exit; mkdir D`)
         key = path.key()
         for c in self.cte:
             tkey, tnode, order, done = c[0], c[1], c[2], c[3]
+            if (c[6] == "-d") != directory and c[6] != "-e":
+                continue
             if tkey == key and not done[0]:
                 done[0] = True
                 busy = c[4]
@@ -2977,26 +2986,35 @@ class _Analyzer:
                     self.acq_order[idx] = order  # the busy branch runs at the test
 
     # ------------------------------------------------------------------ tests
-    def test_text_ops(self, node) -> list[tuple[str, object]]:
-        """(operator, operand node) of unary file tests in a test command."""
+    def test_text_ops(self, node) -> list[tuple[str, object, bool]]:
+        """(operator, operand node, negated) of unary file tests in a test command; negated
+        when an odd number of `!` wrap the test (`[ ! -e F ]`, `[[ ! -f F ]]`)."""
         out = []
-        stack = [node]
+        stack = [(node, False)]
         while stack:
-            n = stack.pop()
+            n, neg = stack.pop()
             if n.type == "unary_expression":
                 op = n.child_by_field_name("operator")
                 kids = [c for c in n.named_children if c.type != "test_operator"]
-                if op is not None and kids:
-                    out.append((_txt(op), kids[-1]))
+                if op is None and n.children and n.children[0].type == "!":
+                    stack.extend((k, not neg) for k in kids)
+                elif op is not None and _txt(op) == "!":
+                    stack.extend((k, not neg) for k in kids)
+                elif op is not None and kids:
+                    out.append((_txt(op), kids[-1], neg))
                 continue
-            stack.extend(n.named_children)
+            if n.type == "parenthesized_expression":
+                stack.extend((k, neg) for k in n.named_children)
+                continue
+            stack.extend((k, neg) for k in n.named_children)
         return out
 
     def test_cmd(self, node, pos: Pos) -> None:
         ops = self.test_text_ops(node)
         txt = _txt(node)
         negated = txt.lstrip("[ ").startswith("!") or pos.negated
-        self._file_test(node, [(o, self.resolve(a), a) for o, a in ops], txt, pos, negated)
+        found = [(o, self.resolve(a), a, neg) for o, a, neg in ops]
+        self._file_test(node, found, txt, pos, negated)
 
     def bracket_test(self, cmd, args, pos: Pos) -> None:
         argt = [_txt(a) for a in args]
@@ -3005,7 +3023,8 @@ class _Analyzer:
         found = []
         for i, s in enumerate(argt):
             if s in ("-e", "-f", "-d", "-s", "-L", "-h", "-r") and i + 1 < len(args):
-                found.append((s, self.resolve(args[i + 1]), args[i + 1]))
+                inner = (argt[i - 1] == "!") if i > 0 else False
+                found.append((s, self.resolve(args[i + 1]), args[i + 1], inner))
         self._file_test(cmd, found, txt, pos, neg)
 
     def _file_test(self, node, found, txt: str, pos: Pos, negated: bool) -> None:
@@ -3014,7 +3033,7 @@ class _Analyzer:
         if m and re.search(r"-[de]\b", txt) and "/fd/" not in txt:
             self.liveness(node, m.group(1), pos, test_true_alive=not negated)
         elif "/proc/$(" in txt or "/proc/`" in txt:
-            for op, _path, a in found:
+            for op, _path, a, _neg in found:
                 if op not in ("-d", "-e") or "/proc/" not in _txt(a):
                     continue
                 stack = [a]
@@ -3032,16 +3051,18 @@ class _Analyzer:
             br = pos.on_success
             if br is not None:
                 self._pending_stale_success = ("age", None)
-        for op, path, _a in found:
-            if op not in ("-e", "-f", "-s", "-L", "-h"):
+        for op, path, _a, negated in found:
+            if op not in ("-e", "-f", "-s", "-L", "-h", "-d"):
                 continue
             if not pos.tested:
                 continue
-            # the branch taken when the file exists
+            # the branch taken when the file exists (a `!` outside the test, `! [ -e F ]`,
+            # has already swapped the branches of ``pos``; only the test's own `!` counts)
             exists_br = pos.on_fail if negated else pos.on_success
             if exists_br is None:
                 continue
-            busy = self.branch_outcome(exists_br, 0, node)
+            # $? when that branch starts: `test ! -f L || exit` exits 1, `[ -f L ] && exit` 0
+            busy = self.branch_outcome(exists_br, int(negated) ^ int(pos.negated), node)
             if (
                 (busy is None or not busy.ends_run)
                 and not negated
@@ -3068,7 +3089,7 @@ class _Analyzer:
             exits = busy is not None or bool(
                 re.search(r"\b(exit|return)\b", " ".join(_txt(n) for n, _ in exists_br.stmts[:20]))
             )
-            self.cte.append((path.key(), node, self.order, [False], busy, exits))
+            self.cte.append((path.key(), node, self.order, [False], busy, exits, op))
 
     def _branch_exits(self, br: Branch) -> bool:
         for n, _ in br.stmts[:20] if br.fallthrough else br.stmts:

@@ -1,0 +1,205 @@
+"""Shell recall (issue #12): ordinary spellings of constructs RULES.md already names.  Each
+class is tested in several spellings, each beside a negative that must stay quiet."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from lockcheck.engine import analyze_text
+
+
+def run(src: str, path: str = "job.sh"):
+    text = textwrap.dedent(src).lstrip("\n")
+    return analyze_text(path, text, "shell")
+
+
+def hits(src: str, path: str = "job.sh") -> set[tuple[str, int]]:
+    return {(f.code, f.span.line) for f in run(src, path)[1]}
+
+
+def codes(src: str, path: str = "job.sh") -> set[str]:
+    return {c for c, _ in hits(src, path)}
+
+
+# ----------------------------------------------------------------------------- negated tests
+
+# every spelling of "the lock file is absent" guarding its creation; line 4 creates it
+ABSENT_TESTS = [
+    'if [ ! -e "$L" ]; then',
+    "if [[ ! -f $L ]]; then",
+    'if ! [ -e "$L" ]; then',
+    'if ! test -f "$L"; then',
+    'if test ! -e "$L"; then',
+    'if [ ! -s "$L" ]; then',
+    'if [[ ! ( -e "$L" ) ]]; then',
+]
+
+
+@pytest.mark.parametrize("test", ABSENT_TESTS)
+def test_negated_file_test_guarding_creation_is_check_then_create(test):
+    src = f"""
+        #!/bin/bash
+        L=/srv/jobs/job.lock
+        {test}
+          touch "$L"
+          do_work
+          rm -f "$L"
+        else
+          echo "busy"
+          exit 0
+        fi
+    """
+    h = hits(src)
+    assert ("LCK103", 4) in h
+    assert ("LCK202", 4) in h  # released on the normal path only
+    assert ("LCK401", 9) in h  # the busy `else` exits 0
+
+
+@pytest.mark.parametrize("test", ABSENT_TESTS)
+def test_negated_file_test_creating_an_output_once_is_quiet(test):
+    # the same test making an output the script never removes: a run-once marker
+    src = f"""
+        #!/bin/bash
+        L=/srv/jobs/job.lock
+        {test}
+          touch "$L"
+          do_work
+        else
+          echo "already done"
+          exit 0
+        fi
+    """
+    assert not codes(src) & {"LCK103", "LCK202", "LCK401"}
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        '[ ! -e "$L" ] || exit 0',
+        '[[ ! -e "$L" ]] || { echo busy; exit 0; }',
+        '[ -e "$L" ] && exit',
+        '! [ -e "$L" ] || exit 0',
+    ],
+)
+def test_negated_test_list_then_create(guard):
+    src = f"""
+        #!/bin/bash
+        L=/srv/jobs/job.lock
+        {guard}
+        echo $$ > "$L"
+        do_work
+        rm -f "$L"
+    """
+    h = hits(src)
+    assert ("LCK103", 4) in h
+    assert ("LCK401", 3) in h
+
+
+@pytest.mark.parametrize("guard", ['test ! -f "$L" || exit', '! [ -f "$L" ] || exit'])
+def test_bare_exit_after_a_failed_negated_test_exits_1(guard):
+    # the test's own status (1) is what a bare `exit` reports: not a silent skip
+    src = f"""
+        #!/bin/bash
+        L=/srv/jobs/job.lock
+        {guard}
+        echo $$ > "$L"
+        do_work
+        rm -f "$L"
+    """
+    h = hits(src)
+    assert ("LCK103", 4) in h
+    assert "LCK401" not in codes(src)
+
+
+def test_negated_test_that_only_cleans_up_is_quiet():
+    # `[ ! -e L ] || rm -f L` removes an old file and goes on: no busy branch
+    src = """
+        #!/bin/bash
+        L=/srv/jobs/job.out
+        [ ! -e "$L" ] || rm -f "$L"
+        echo $$ > "$L"
+        do_work
+        rm -f "$L"
+    """
+    assert not codes(src) & {"LCK103", "LCK401", "LCK202"}
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        'if [ -d "$D" ]; then echo running; exit 0; fi',
+        '[ -d "$D" ] && { echo running; exit 0; }',
+        'if ! [ ! -d "$D" ]; then exit 0; fi',
+        "[[ ! -d $D ]] || exit 0",
+    ],
+)
+def test_directory_test_then_mkdir_is_check_then_create(guard):
+    src = f"""
+        #!/bin/bash
+        D=/srv/jobs/job.d
+        {guard}
+        mkdir "$D"
+        do_work
+        rmdir "$D"
+    """
+    h = hits(src)
+    assert ("LCK103", 4) in h
+    assert ("LCK401", 3) in h
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # ensure a directory exists: no busy branch at all
+        """
+        #!/bin/bash
+        D=/srv/jobs/cache
+        [ ! -d "$D" ] && mkdir "$D"
+        do_work > "$D/out"
+        """,
+        """
+        #!/bin/bash
+        D=/srv/jobs/cache
+        [ -d "$D" ] || mkdir "$D"
+        do_work > "$D/out"
+        rm -rf "$D"
+        """,
+        # refusing to overwrite an output directory, never removed
+        """
+        #!/bin/bash
+        OUT=/srv/out
+        if [ -d "$OUT" ]; then echo "exists, refusing"; exit 1; fi
+        mkdir "$OUT"
+        build > "$OUT/x"
+        """,
+        # a directory test does not guard a file's creation
+        """
+        #!/bin/bash
+        D=/srv/jobs/job.d
+        if [ -d "$D" ]; then exit 0; fi
+        touch "$D"
+        do_work
+        rm -f "$D"
+        """,
+    ],
+)
+def test_directory_tests_that_are_not_locks(src):
+    assert not codes(src) & {"LCK103", "LCK101", "LCK401", "LCK202"}
+
+
+def test_directory_test_then_mkdir_under_set_e_is_one_lock():
+    src = """
+        #!/bin/bash
+        set -e
+        D=/srv/jobs/job.d
+        [ -d "$D" ] && { echo running; exit 0; }
+        mkdir "$D"
+        trap 'rmdir "$D"' EXIT
+        do_work
+    """
+    h = hits(src)
+    assert ("LCK103", 5) in h
+    assert ("LCK401", 4) in h
+    assert "LCK101" not in codes(src)
