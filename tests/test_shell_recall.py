@@ -203,3 +203,125 @@ def test_directory_test_then_mkdir_under_set_e_is_one_lock():
     assert ("LCK103", 5) in h
     assert ("LCK401", 4) in h
     assert "LCK101" not in codes(src)
+
+
+# ----------------------------------------------------------------------------- carried status
+
+
+@pytest.mark.parametrize(
+    "save, test",
+    [
+        ("flock -n 9; rc=$?", "if (( rc == 1 )); then"),
+        ("flock -n 9\nrc=$?", 'if [ "$rc" -ne 0 ]; then'),
+        ("flock -n 9\nstatus=$?", 'if [ "$status" -eq 1 ]; then'),
+        ("rc=0; flock -n 9 || rc=$?", "if (( rc != 0 )); then"),
+        ("flock -n 9; rc=$?", "if (( rc )); then"),
+        ("flock -n 9; rc=$?", "if (( rc > 0 )); then"),
+        ("flock -n 9", "if (( $? )); then"),
+        ('flock -n 9; rc=$?; echo "flock: $rc" >&2', "if [ $rc != 0 ]; then"),
+    ],
+)
+def test_status_carried_in_a_variable_is_the_busy_branch(save, test):
+    save = save.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        exec 9<>/srv/jobs/job.lock
+        {save}
+        {test}
+          echo "busy"
+          exit 0
+        fi
+        do_work
+    """
+    h = hits(src)
+    assert any(c == "LCK401" for c, _ in h), h
+
+
+@pytest.mark.parametrize(
+    "test",
+    ['if [ "$rc" -ne 0 ]; then', "if (( rc == 1 )); then"],
+)
+def test_carried_status_busy_branch_with_distinct_code_is_quiet(test):
+    src = f"""
+        #!/bin/bash
+        exec 9<>/srv/jobs/job.lock
+        flock -n 9; rc=$?
+        {test}
+          echo "busy"
+          exit 75
+        fi
+        do_work
+    """
+    assert "LCK401" not in codes(src)
+
+
+def test_carried_status_reassigned_before_the_test_is_not_the_lock_status():
+    # rc is overwritten by another command before it is tested: that test is not about flock
+    src = """
+        #!/bin/bash
+        exec 9<>/srv/jobs/job.lock
+        flock -n 9; rc=$?
+        rc=$(do_work; echo $?)
+        if [ "$rc" -ne 0 ]; then
+          echo "work failed"
+          exit 0
+        fi
+    """
+    assert "LCK401" not in codes(src)
+
+
+def test_mkdir_status_carried_by_or_assignment():
+    src = """
+        #!/bin/bash
+        rc=0
+        mkdir /srv/jobs/job.lock || rc=$?
+        if (( rc != 0 )); then echo busy; exit 0; fi
+        trap 'rmdir /srv/jobs/job.lock' EXIT
+        do_work
+    """
+    h = hits(src)
+    assert ("LCK101", 3) in h and ("LCK401", 4) in h
+
+
+def test_mkdir_status_carried_but_never_tested_is_no_lock():
+    src = """
+        #!/bin/bash
+        rc=0
+        mkdir /srv/jobs/out || rc=$?
+        echo "mkdir returned $rc"
+        do_work > /srv/jobs/out/result
+    """
+    assert not codes(src)
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["exit $?", "exit", 'rc=$?\necho "done: $rc"\nexit "$rc"', "exit ${?}"],
+)
+def test_flock_command_status_leaving_by_exit_is_lck403(after):
+    after = after.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        flock -n /srv/jobs/job.lock rsync -a /srv/src/ /srv/dst/
+        {after}
+    """
+    assert ("LCK403", 2) in hits(src)
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "rc=$?\nexit 0",
+        "rc=$?\nexit",  # the assignment's own status (0) is what a bare exit reports
+        "echo done\nexit $?",
+        "rc=$?\nif [ $rc -eq 1 ]; then exit 75; fi\nexit $rc",
+    ],
+)
+def test_flock_command_status_not_leaving_is_quiet(after):
+    after = after.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        flock -n /srv/jobs/job.lock rsync -a /srv/src/ /srv/dst/
+        {after}
+    """
+    assert "LCK403" not in codes(src)

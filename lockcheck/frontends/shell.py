@@ -920,6 +920,12 @@ class _Analyzer:
             return
         left, op, right = kids[0], kids[1].type, kids[2]
         fr = self.frames[-1] if self.frames else None
+        if op == "||" and not pos.tested and self._status_var(right) is not None:
+            # `cmd || rc=$?`: the status is carried in rc and tested later, like `cmd; rc=$?`
+            # (rc keeps its earlier value when cmd succeeds)
+            self.stmt(left, Pos(rest=Rest(pos.rest, 0, ((right, False),))))
+            self._list_right(right, pos, self.stale)
+            return
         if op == "||":
             lp = Pos(
                 tested=True,
@@ -2424,14 +2430,20 @@ class _Analyzer:
             return None
         nxt = pos.rest[0][0]
         rest = pos.rest[1:]
-        var = None
-        if nxt.type == "variable_assignment" and re.fullmatch(r"\w+=\"?\$\?\"?", _txt(nxt)):
-            var = _txt(nxt.child_by_field_name("name"))
-            if not rest:
+        var = self._status_var(nxt)
+        if var is not None:
+            # `rc=$?`, then commands that leave rc alone (`echo "flock: $rc"`), then its test
+            nxt = None
+            for k, (n, _) in enumerate(rest[:6]):
+                if not self._keeps_var(n, var):
+                    nxt, rest = n, rest[k + 1 :]
+                    break
+            if nxt is None:
                 return None
-            nxt = rest[0][0]
-            rest = rest[1:]
         pat = r"\$\?|\$\{\?\}" if var is None else r"\$\{?" + re.escape(var) + r"\b"
+        if var is not None:
+            # `(( rc == 75 ))`: a bare name inside arithmetic
+            pat += r"|\(\(.*\b" + re.escape(var) + r"\b.*\)\)"
         fr = self.frames[-1] if self.frames else None
         if nxt.type == "if_statement":
             conds, body, other = self._if_parts(nxt)
@@ -2467,9 +2479,60 @@ class _Analyzer:
                 )
         return None
 
+    def _exits_with_status(self, pos: Pos) -> bool:
+        """The command's status leaves the script right after it: `exit`, `exit $?`, or
+        `rc=$?` (then commands that keep rc) and `exit "$rc"`."""
+        if pos.tested or not pos.rest:
+            return False
+        stmts = list(pos.rest[:8])
+        ref = r"\$\?|\$\{\?\}"
+        var = self._status_var(stmts[0][0])
+        if var is not None:
+            ref = r"\$\{?" + re.escape(var) + r"\}?"
+            stmts = stmts[1:]
+            while stmts and self._keeps_var(stmts[0][0], var):
+                stmts = stmts[1:]
+        if not stmts:
+            return False
+        t = _txt(stmts[0][0]).strip().rstrip(";").strip()
+        if t == "exit":
+            return var is None  # a bare exit: the status of the last command
+        m = re.fullmatch(r"exit\s+(\S+)", t)
+        return m is not None and re.fullmatch(r"\"?(?:" + ref + r")\"?", m.group(1)) is not None
+
+    @staticmethod
+    def _status_var(node) -> str | None:
+        """The name in `rc=$?` / `local rc=$?` / `declare -i rc=$?`, else None."""
+        if node.type == "declaration_command":
+            kids = [c for c in node.named_children if c.type == "variable_assignment"]
+            if len(kids) != 1:
+                return None
+            node = kids[0]
+        if node.type == "variable_assignment" and re.fullmatch(
+            r"\w+=(\"?)\$(\?|\{\?\})\1", _txt(node)
+        ):
+            return _txt(node.child_by_field_name("name"))
+        return None
+
+    def _keeps_var(self, node, var: str) -> bool:
+        """A statement between `rc=$?` and its test that cannot change rc: a message, or an
+        assignment of another name."""
+        t = _txt(node)
+        if re.search(r"\b" + re.escape(var) + r"\s*(?:\+|-)?=|\bread\b|\$\(|`", t):
+            return False
+        if node.type in ("variable_assignment", "declaration_command"):
+            return True
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type == "command":
+            return self.cmd_name(node) in ZERO_CMDS and "exit" not in t
+        return False
+
     def _status_test_true_when_failed(self, ctext: str) -> bool | None:
         if re.search(r"-ne\s+\"?0|!=\s*\"?0|-gt\s+\"?0", ctext):  # (( x != 0 )) too
             return True
+        if re.search(r"\(\(\s*\$?\{?[\w?]+\}?\s*\)\)|\(\(.*>\s*0\s*\)\)", ctext):
+            return True  # (( rc )), (( $? )), (( rc > 0 ))
         if re.search(r"-eq\s+\"?0|==?\s*\"?0\b", ctext):
             return False
         if re.search(r"-eq\s+\"?[1-9]|==?\s*\"?[1-9]", ctext):
@@ -2692,7 +2755,9 @@ class _Analyzer:
             if nonblocking:
                 acq.busy = self.busy_of(p, cmd, st)
         else:
-            propagates = pos.tail or "exec" in prefixes or self.set_e
+            propagates = (
+                pos.tail or "exec" in prefixes or self.set_e or self._exits_with_status(pos)
+            )
             acq.status_handled = not propagates
             if propagates and nonblocking:
                 acq.busy = BusyBranch(
