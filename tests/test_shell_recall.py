@@ -325,3 +325,80 @@ def test_flock_command_status_not_leaving_is_quiet(after):
         {after}
     """
     assert "LCK403" not in codes(src)
+
+
+# ----------------------------------------------------------------------------- background
+
+BACKGROUND_COMPOUNDS = [
+    'while read -r host; do\n  ping -c1 "$host"\ndone < /srv/jobs/hosts &',
+    "{ sleep 10; notify_done; } &",
+    "( cd /srv/build && make ) &",
+    'for h in a b c; do sync_host "$h"; done &',
+    "until ping -c1 gw; do sleep 5; done &",
+    'tail -f /var/log/app.log | while read -r l; do echo "$l"; done &',
+    'if [ -n "$NOTIFY" ]; then notify_done; fi &',
+]
+
+
+@pytest.mark.parametrize("bg", BACKGROUND_COMPOUNDS)
+def test_background_compound_while_flock_held(bg):
+    bg = bg.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        exec 9<>/srv/jobs/job.lock
+        flock -n 9 || exit 75
+        {bg}
+        do_work
+    """
+    found = [f for f in run(src)[1] if f.code == "LCK405"]
+    assert [f.span.line for f in found] == [4]  # one child, one finding
+
+
+@pytest.mark.parametrize("bg", BACKGROUND_COMPOUNDS)
+def test_background_compound_under_existence_lock(bg):
+    bg = bg.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        mkdir /srv/jobs/job.lock || exit 75
+        trap 'rmdir /srv/jobs/job.lock' EXIT
+        {bg}
+    """
+    assert ("LCK405", 4) in hits(src)
+
+
+@pytest.mark.parametrize("bg", BACKGROUND_COMPOUNDS)
+def test_background_compound_waited_for_is_quiet(bg):
+    bg = bg.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        exec 9<>/srv/jobs/job.lock
+        flock -n 9 || exit 75
+        {bg}
+        do_work
+        wait
+    """
+    assert "LCK405" not in codes(src)
+
+
+@pytest.mark.parametrize("bg", BACKGROUND_COMPOUNDS[:4])
+def test_background_compound_before_the_lock_is_quiet(bg):
+    bg = bg.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        {bg}
+        exec 9<>/srv/jobs/job.lock
+        flock -n 9 || exit 75
+        do_work
+    """
+    assert "LCK405" not in codes(src)
+
+
+def test_background_group_closing_the_lock_descriptor_is_quiet():
+    src = """
+        #!/bin/bash
+        exec 9<>/srv/jobs/job.lock
+        flock -n 9 || exit 75
+        { sleep 10; notify_done; } 9>&- &
+        do_work
+    """
+    assert "LCK405" not in codes(src)

@@ -327,6 +327,21 @@ class FdInfo:
     locks: list = field(default_factory=list)
 
 
+# compound commands that `&` puts in the background as one child
+_COMPOUND = frozenset(
+    {
+        "while_statement",
+        "until_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "select_statement",
+        "compound_statement",
+        "subshell",
+        "if_statement",
+        "case_statement",
+    }
+)
+
 # words before the command of a line that tests it (`if ! cd D; then`)
 _CONDITION_WORDS = frozenset({"if", "!", "then", "elif", "while", "until", "do", "else"})
 
@@ -776,6 +791,13 @@ class _Analyzer:
         if t == "command":
             self.command(node, pos, list(redirects), node)
             return
+        if pos.background and t in _COMPOUND:
+            # `while ...; done &`, `{ ...; } &`, `( ... ) &`: the whole compound is the child
+            closes = any(
+                (self.redirect_info(r) or (None, ""))[1] in (">&-", "<&-") for r in redirects
+            )
+            if not closes:
+                self.background_at(node, pos.background)
         if t == "list":
             self.list_(node, pos)
             return
@@ -798,6 +820,16 @@ class _Analyzer:
             return
         if t == "pipeline":
             cmds = [c for c in node.named_children if c.type not in STATEMENT_SKIP]
+            if pos.background and any(c.type in _COMPOUND for c in cmds):
+                # `tail -f L | while read ...; done &`: one background child, the pipeline
+                self.background_at(node, pos.background)
+                pos = Pos(
+                    tested=pos.tested,
+                    on_fail=pos.on_fail,
+                    on_success=pos.on_success,
+                    tail=pos.tail,
+                    rest=pos.rest,
+                )
             for j, c in enumerate(cmds):
                 last = j == len(cmds) - 1
                 self.stmt(c, pos if last else Pos(rest=[], background=pos.background))
