@@ -120,7 +120,7 @@ class PathExpr:
                 out.append(p.value)
             elif p.kind is PartKind.HOME:
                 out.append("~")
-            elif p.kind is PartKind.VAR and p.default is not None:
+            elif p.kind in (PartKind.VAR, PartKind.ARG) and p.default is not None:
                 out.append("${" + p.value + ":-" + p.default.render() + "}")
             elif p.kind is PartKind.VAR:
                 out.append("${" + p.value + "}")

@@ -402,3 +402,86 @@ def test_background_group_closing_the_lock_descriptor_is_quiet():
         do_work
     """
     assert "LCK405" not in codes(src)
+
+
+# ----------------------------------------------------------------------------- parameter defaults
+
+
+@pytest.mark.parametrize(
+    "assign",
+    [
+        'path="${1:-/tmp/job.lock}"',
+        "path=${1:-/tmp/job.lock}",
+        'path="${1-/tmp/job.lock}"',
+        'readonly path="${1:-/tmp/job.lock}"',
+    ],
+)
+def test_positional_default_at_top_level_is_resolved(assign):
+    src = f"""
+        #!/bin/bash
+        {assign}
+        exec 9>"$path"
+        flock -n 9 || exit 75
+        do_work
+    """
+    found = {f.code: f for f in run(src)[1]}
+    assert "LCK502" in found and found["LCK502"].span.line == 3
+    assert "/tmp/job.lock" in found["LCK502"].message
+
+
+@pytest.mark.parametrize(
+    "body, call",
+    [
+        ("local lock=${2:-/var/lock/job.lock}", "run_job nightly"),
+        ('local lock="${1:-/var/lock/job.lock}"', "run_job"),
+        ('local lock="${1:-/var/lock/job.lock}"', 'run_job ""'),
+        ('lock="${2:-/var/lock/job.lock}"', "run_job nightly"),
+    ],
+)
+def test_parameter_default_inside_function_is_resolved(body, call):
+    src = f"""
+        #!/bin/bash
+        run_job() {{
+          {body}
+          mkdir "$lock" || exit 75
+          trap 'rmdir "$lock"' EXIT
+          do_work
+        }}
+        {call}
+    """
+    found = [f for f in run(src)[1] if f.code == "LCK502"]
+    assert [f.span.line for f in found] == [4]
+    assert "/var/lock/job.lock" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "body, call",
+    [
+        ("local lock=${2:-/var/lock/job.lock}", 'run_job nightly "$HOME/.cache/job.lock"'),
+        ('local lock="${1:-/var/lock/job.lock}"', 'run_job "$XDG_RUNTIME_DIR/job.lock"'),
+    ],
+)
+def test_parameter_passed_by_every_call_overrides_the_default(body, call):
+    src = f"""
+        #!/bin/bash
+        run_job() {{
+          {body}
+          mkdir "$lock" || exit 75
+          trap 'rmdir "$lock"' EXIT
+          do_work
+        }}
+        {call}
+    """
+    h = codes(src)
+    assert "LCK101" in h
+    assert "LCK502" not in h
+
+
+def test_positional_default_in_a_private_directory_is_quiet():
+    src = """
+        #!/bin/bash
+        path="${1:-$HOME/.local/state/job/job.lock}"
+        exec 9<>"$path"
+        flock -n 9 || exit 75
+    """
+    assert not codes(src)

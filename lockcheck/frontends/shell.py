@@ -1483,13 +1483,25 @@ class _Analyzer:
             return self._var(name, depth)
         op = op.strip()
         if op in (":-", "-", ":=", "="):
-            known = name in self.env or (self.frames and name.isdigit() and self.frames[-1].params)
-            if known or name in ("HOME", "PWD", "USER", "LOGNAME", "UID", "$", "0"):
+            params = self.frames[-1].params if self.frames and name.isdigit() else None
+            if params:
+                # a function's parameter: the call site's value, or the default when the call
+                # passes none (or, for `:-`, an empty one)
+                v = params.get(name)
+                empty = v is not None and all(p.kind is PartKind.LIT and not p.value for p in v)
+                if v is not None and not (empty and op.startswith(":")):
+                    return list(v)
+            known = name in self.env
+            if not params and (
+                known or name in ("HOME", "PWD", "USER", "LOGNAME", "UID", "$", "0")
+            ):
                 return self._var(name, depth)
             dparts: list[Part] = []
             for i, c in enumerate(operand):
                 dparts.extend(self._parts(c, i == 0, depth + 1))
             default = PathExpr(_merge(dparts), "".join(_txt(c) for c in operand))
+            if params:
+                return list(default.parts)
             if op in (":=", "="):
                 self.env[name] = default.parts
                 return list(default.parts)
