@@ -485,3 +485,72 @@ def test_positional_default_in_a_private_directory_is_quiet():
         flock -n 9 || exit 75
     """
     assert not codes(src)
+
+
+# ----------------------------------------------------------------------------- remove and leave
+
+
+@pytest.mark.parametrize(
+    "guard, line",
+    [
+        (
+            'if ! mkdir "$L" 2>/dev/null; then\n  echo "removing it for next time"\n'
+            '  rm -rf "$L"\n  exit 0\nfi',
+            6,
+        ),
+        ('mkdir "$L" || { rm -rf "$L"; exit 0; }', 3),
+        ('mkdir "$L" || { echo busy; rm -rf "$L"; exit; }', 3),
+    ],
+)
+def test_busy_branch_that_removes_the_lock_and_exits_0_is_a_silent_skip(guard, line):
+    guard = guard.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        L=/srv/jobs/job.lock
+        {guard}
+        trap 'rmdir "$L"' EXIT
+        do_work
+    """
+    h = hits(src)
+    assert ("LCK101", 3) in h
+    assert ("LCK401", line) in h
+
+
+def test_check_then_create_branch_removing_and_exiting_0_is_a_silent_skip():
+    src = """
+        #!/bin/bash
+        L=/srv/jobs/job.pid
+        if [ -e "$L" ]; then
+          rm -f "$L"
+          exit 0
+        fi
+        echo $$ > "$L"
+        do_work
+        rm -f "$L"
+    """
+    h = hits(src)
+    assert ("LCK103", 7) in h and ("LCK401", 5) in h
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        # a takeover: remove, then try again
+        'mkdir "$L" || { rm -rf "$L"; mkdir "$L" || exit 75; }',
+        'if ! mkdir "$L"; then\n  rm -rf "$L"\n  exec "$0" "$@"\nfi',
+        'until mkdir "$L"; do\n  rm -rf "$L"\n  sleep 1\ndone',
+        # a removal and a distinct failure status
+        'if ! mkdir "$L"; then\n  rm -rf "$L"\n  exit 1\nfi',
+        'mkdir "$L" || { rm -rf "$L"; exit 75; }',
+    ],
+)
+def test_removal_that_retries_or_fails_is_no_silent_skip(guard):
+    guard = guard.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        L=/srv/jobs/job.lock
+        {guard}
+        trap 'rmdir "$L"' EXIT
+        do_work
+    """
+    assert "LCK401" not in codes(src)

@@ -2059,7 +2059,13 @@ class _Analyzer:
                 last_simple = node
                 continue
             if kind == "retry":
-                return None
+                gone = self._removal_then_exit(node, stmts)
+                if gone is None:
+                    return None
+                # the lock removed, then the branch exits without trying again: a skip
+                last = gone
+                last_simple = node
+                continue
             if kind == "exit":
                 exit_node, arg, fix = info
                 st = last if arg == "" else self.number_of(arg)
@@ -2116,6 +2122,40 @@ class _Analyzer:
                 ends = br.tail
                 return BusyBranch(span, ends, last, durable, lsb, fix)
         return BusyBranch(self.span(first or acq_node), False, last, durable, lsb)
+
+    _RETAKE = re.compile(
+        r"\b(?:mkdir|ln|touch|flock|lockfile|lockfile-create|dotlockfile|shlock|exec|sleep"
+        r"|continue|kill|pkill)\b|\$\$\s*>|\$\{?0\b"
+    )
+
+    def _removal_then_exit(self, node, stmts) -> int | None:
+        """`rm -f L; exit 0` in a busy branch: a removal that the branch follows with an exit
+        and no new attempt (no re-create, retry, kill or re-run of the script) is no
+        takeover.  The status the removal leaves ($? for a bare exit; None when unknown)."""
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type != "command":
+            return None
+        name, args, _p = self.unwrap(node)
+        if name not in REMOVERS:
+            return None
+        after = []
+        for k, (n, _) in enumerate(stmts):
+            if n.start_byte <= node.start_byte < n.end_byte:
+                after = [m for m, _ in stmts[k + 1 :]]
+                break
+        for n in after:
+            if self._RETAKE.search(_txt(n)):
+                return None
+            kind, _info = self.classify_busy_stmt(n)
+            if kind == "exit":
+                break
+            if kind in ("retry", "return", "other"):
+                return None
+        else:
+            return None
+        forced = any(re.fullmatch(r"-\w*f\w*|--force", _txt(a)) for a in args)
+        return 0 if forced else None
 
     def _nested_exit(self, node, acq_node, depth: int) -> BusyBranch | None:
         _conds, body, other = self._if_parts(node)
