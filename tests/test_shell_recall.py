@@ -554,3 +554,124 @@ def test_removal_that_retries_or_fails_is_no_silent_skip(guard):
         do_work
     """
     assert "LCK401" not in codes(src)
+
+
+# ----------------------------------------------------------------------------- precision
+
+
+@pytest.mark.parametrize(
+    "create",
+    [
+        'curl -fsSL "$1" > "$(mktemp)"',
+        'curl -fsSL "$1" > "$tmp"',
+        'wget -qO "$tmp" "$1" > /tmp/x.$$',
+    ],
+)
+def test_download_to_a_temporary_file_is_no_check_then_create(create):
+    # a per-process name is no lock
+    src = f"""
+        #!/bin/bash
+        tmp=$(mktemp)
+        fetch() {{
+          {create}
+        }}
+        if [ -f "$tmp" ]; then
+          echo "have it"
+          exit 0
+        fi
+        rm -f "$tmp" /tmp/x.$$
+    """
+    assert not codes(src) & {"LCK103", "LCK202", "LCK401"}
+
+
+def test_called_helper_creating_after_the_test_is_check_then_create():
+    src = """
+        #!/bin/bash
+        start() {
+          touch /srv/cache/job.lock
+          do_work
+          rm -f /srv/cache/job.lock
+        }
+        if [ -f /srv/cache/job.lock ]; then
+          exit 0
+        fi
+        start
+    """
+    h = hits(src)
+    assert ("LCK103", 3) in h and ("LCK401", 8) in h
+
+
+@pytest.mark.parametrize(
+    "feed, read",
+    [
+        ('( echo $BASHPID > "$FIFO"; exec sleep 100 ) &', 'read pid < "$FIFO"'),
+        ('"$TS_HELPER_SIGRECEIVE" > "$FIFO" &', 'read -r pid < "$FIFO"'),
+        ("{ print_pid > $FIFO; } &", "pid=$(cat $FIFO)"),
+    ],
+)
+@pytest.mark.parametrize("make", ['mkfifo "$FIFO"', 'mkfifo -m 600 "$FIFO"', 'mknod "$FIFO" p'])
+def test_pid_read_from_a_fifo_the_script_feeds_is_no_stored_pid(make, feed, read):
+    src = f"""
+        #!/bin/bash
+        FIFO="$TS_OUTDIR/sig.fifo"
+        {make}
+        {feed}
+        {read}
+        kill -USR1 "$pid"
+    """
+    assert "LCK108" not in codes(src)
+
+
+@pytest.mark.parametrize("read", ['read pid < "$FIFO"', 'pid=$(cat "$FIFO")'])
+def test_pid_read_from_a_pid_file_is_still_lck108(read):
+    src = f"""
+        #!/bin/bash
+        FIFO=/var/run/job.pid
+        {read}
+        kill -TERM "$pid"
+    """
+    assert ("LCK108", 4) in hits(src)
+
+
+# ----------------------------------------------------------------------------- exiting helpers
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        'fail() { echo "$*" >> /var/log/job.log; exit ${FAIL_CODE:=1}; }',
+        'fail() { logger -t job "$*"; exit "${FAIL_CODE:-1}"; }',
+        'fail() { logger -t job "$*"; exit $RC; }\nRC=2',
+    ],
+)
+def test_fail_helper_with_a_nonzero_default_status_is_no_zero_exit(helper):
+    helper = helper.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        {helper}
+        mkdir /srv/jobs/job.lock || fail "busy"
+        trap 'rmdir /srv/jobs/job.lock' EXIT
+        do_work
+    """
+    assert not codes(src) & {"LCK401", "LCK402"}
+
+
+@pytest.mark.parametrize(
+    "helper, code",
+    [
+        ('fail() { logger -t job "$*"; exit ${FAIL_CODE:=1}; }\nFAIL_CODE=0', "LCK402"),
+        ('skip() { echo "$*" >&2; exit; }', "LCK401"),
+        ('skip() { echo "$*"; exit 0; }', "LCK401"),
+    ],
+)
+def test_helper_exiting_0_is_a_zero_exit(helper, code):
+    helper = helper.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        {helper}
+        mkdir /srv/jobs/job.lock || {helper.split("(")[0].strip()} "busy"
+        trap 'rmdir /srv/jobs/job.lock' EXIT
+        do_work
+    """
+    found = [(c, ln) for c, ln in hits(src) if c in ("LCK401", "LCK402")]
+    assert [c for c, _ in found] == [code]

@@ -389,6 +389,7 @@ class _Analyzer:
         self.stale: tuple[str, str | None] | None = None  # (guard, key)
         self.actions: list[str] = []  # case "$1" in <action>) being walked
         self.cte: list[tuple] = []  # check-then-create candidates
+        self.fifos: set[str] = set()  # named pipes the script makes (mkfifo, mknod P p)
         self.sete_mkdirs: list[tuple] = []
         self.seen_acq: dict[tuple, int] = {}
         self.seen_other: set[tuple] = set()
@@ -1786,6 +1787,11 @@ class _Analyzer:
                     if not p.key().endswith(".lock"):
                         p = PathExpr(_merge([*p.parts, Part(PartKind.LIT, ".lock")]), p.text)
                     self.add_removal(cmd, p, a, 1, pos)
+        elif name in ("mkfifo", "mknod"):
+            ops = [a for a in args if not _txt(a).startswith("-")]
+            if name == "mkfifo" or (len(ops) >= 2 and _txt(ops[1]) == "p"):
+                for a in ops if name == "mkfifo" else ops[:1]:
+                    self.fifos.add(self.resolve(a).key())
         elif name == "touch":
             for a in args:
                 if not _txt(a).startswith("-"):
@@ -2068,6 +2074,8 @@ class _Analyzer:
                 continue
             if kind == "exit":
                 exit_node, arg, fix = info
+                if exit_node is not node or self._helper_durable(self.unwrap(node)[0]):
+                    durable = True  # the helper records before it exits (`die` that logs)
                 st = last if arg == "" else self.number_of(arg)
                 ends = True
                 if self.subshells and not self.in_trap:
@@ -2295,18 +2303,47 @@ class _Analyzer:
         ):
             return ("durable", None)
         if name in self.functions:
-            body = _txt(self.functions[name])
-            if re.search(r">>|\blogger\b|tee\s+(-\w*a|--append)|systemd-cat", body):
+            ex = self._helper_exit(name)
+            if ex is not None:
+                return ("exit", (node, ex, None))
+            if self._helper_durable(name):
                 return ("durable", None)
-            if re.search(r"\bexit\b", body):
-                m = re.search(r"\bexit\s+(\d+)", body)
-                return ("exit", (node, m.group(1) if m else "", None))
             return ("zero", None)
         if name in ZERO_CMDS:
             return ("zero", None)
         if name == "false":
             return ("status", 1)
         return ("status", None)
+
+    def _helper_durable(self, name: str) -> bool:
+        fn = self.functions.get(name)
+        return fn is not None and bool(
+            re.search(r">>|\blogger\b|tee\s+(-\w*a|--append)|systemd-cat", _txt(fn))
+        )
+
+    def _helper_exit(self, name: str) -> str | None:
+        """The status a helper that exits (`die`, `fail`) ends the run with, as an argument
+        for :meth:`number_of`: `exit 3` -> "3"; `exit ${FAIL_CODE:=1}` -> the variable's value
+        when the script sets it, else the default; a bare `exit` after a message -> "0";
+        "" when the status is the caller's last; None when the helper does not exit."""
+        m = re.search(
+            r"\bexit\b(?:[ \t]+(\"?\$\{[^}]*\}\"?|[^;\s}&|]+))?", _txt(self.functions[name])
+        )
+        if m is None:
+            return None
+        arg = (m.group(1) or "").strip().strip('"')
+        d = re.fullmatch(r"\$\{(\w+):?[-=](\d+)\}", arg)
+        if d:
+            known = self.number_of("$" + d.group(1))
+            return str(known) if known is not None else d.group(2)
+        if arg:
+            return arg
+        stmts = self.statements(self._fn_body(self.functions[name]))
+        for k, (n, _) in enumerate(stmts):
+            if re.match(r"exit\s*$", _txt(n).strip()) and k > 0:
+                if self.classify_busy_stmt(stmts[k - 1][0])[0] in ("zero", "durable"):
+                    return "0"  # `echo "$*" >&2; exit`: the message's status
+        return ""
 
     def _durable_redirect(self, r) -> bool:
         info = self.redirect_info(r)
@@ -3252,13 +3289,16 @@ class _Analyzer:
         node = a
         if node.type == "string" and len(node.named_children) == 1:
             node = node.named_children[0]
+        src = False
         if node.type == "command_substitution":
-            return self.pid_source(node)
-        if node.type in ("simple_expansion", "expansion"):
+            src = self.pid_source(node)
+        elif node.type in ("simple_expansion", "expansion"):
             var = _txt(node).strip('${}"')
             if var in self.pidvars:
-                return self.pidvars[var]
-        return False
+                src = self.pidvars[var]
+        if src and src.key() in self.fifos:
+            return False  # read from a pipe the script made and its own child feeds
+        return src
 
     def kill_(self, cmd, name, args, pos: Pos) -> None:
         argt = [_txt(a) for a in args]
