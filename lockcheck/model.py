@@ -324,6 +324,9 @@ class FileFacts:
     parse_errors: list[ParseError] = field(default_factory=list)
     comments: Mapping[int, str] = field(default_factory=dict)  # line -> comment (real ones)
     init_script: bool = False  # LSB header or a case "$1" in start) dispatcher
+    # a job definition of the scanned tree (crontab, timer, CronJob...) starts this script;
+    # set by whatever joins definitions to scripts, never by a frontend
+    started_by_job: bool = False
 
 
 # --------------------------------------------------------------------------- findings

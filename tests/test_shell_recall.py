@@ -675,3 +675,35 @@ def test_helper_exiting_0_is_a_zero_exit(helper, code):
     """
     found = [(c, ln) for c, ln in hits(src) if c in ("LCK401", "LCK402")]
     assert [c for c, _ in found] == [code]
+
+
+# ----------------------------------------------------------------------------- LCK404 scope
+
+EXIT_TRAP = """
+    #!/bin/bash
+    cleanup() { rm -rf "$tmp"; exit 0; }
+    trap cleanup EXIT
+    tmp=$(mktemp -d)
+"""
+
+
+@pytest.mark.parametrize(
+    "lock",
+    [
+        "exec 9<>/srv/jobs/job.lock\nflock -n 9 || exit 75",
+        "mkdir /srv/jobs/job.lock || exit 75",
+        "flock -n -E 75 /srv/jobs/job.lock make",
+        "if [ -e /srv/jobs/job.lock ]; then exit 75; fi\ntouch /srv/jobs/job.lock\n"
+        "do_work\nrm -f /srv/jobs/job.lock",
+    ],
+)
+def test_exit_trap_override_in_a_script_that_locks(lock):
+    assert ("LCK404", 2) in hits(EXIT_TRAP + "    " + lock.replace("\n", "\n    ") + "\n")
+
+
+@pytest.mark.parametrize(
+    "work",
+    ["do_stuff", 'cp -r "$1" "$tmp" && tar czf out.tgz -C "$tmp" .', 'mkdir -p "$tmp/x"'],
+)
+def test_exit_trap_override_in_a_tool_without_lock_is_quiet(work):
+    assert "LCK404" not in codes(EXIT_TRAP + "    " + work + "\n")

@@ -703,6 +703,7 @@ def test_exit_trap_overrides_status():
         }
         trap cleanup EXIT
         trap 'rm -f "$XDG_RUNTIME_DIR/x"; exit $?' EXIT
+        exec 9<"$0"; flock -n 9 || exit 75  # LCK404 applies to scripts that lock
     """
     h = hits(src)
     assert ("LCK404", 4) in h and ("LCK404", 7) in h
@@ -1163,6 +1164,7 @@ def test_exit_trap_override_suggestion_keeps_status():
         #!/bin/bash
         trap 'rm -rf "$WORK"; exit 0' EXIT
         false
+        exec 9<"$0"; flock -n 9 || exit 75  # LCK404 applies to scripts that lock
     """
     facts, findings = run(src)
     f = next(x for x in findings if x.code == "LCK404")

@@ -104,7 +104,10 @@ def flock_default_conflict_code(ctx: Context):
     help='Save `rc=$?` first and `exit "$rc"`, or end the trap with a bare `exit`',
 )
 def exit_trap_overrides_status(ctx: Context):
-    for ov in ctx.facts.overrides:
+    facts = ctx.facts
+    if not facts.started_by_job and not any(not a.service_record for a in facts.acquires):
+        return  # an interactive tool with no lock: its exit status is nobody's skip signal
+    for ov in facts.overrides:
         sugg = None
         if ov.keep_status_fix is not None:
             sugg = Fix(
