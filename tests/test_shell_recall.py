@@ -481,7 +481,7 @@ def test_positional_default_in_a_private_directory_is_quiet():
     src = """
         #!/bin/bash
         path="${1:-$HOME/.local/state/job/job.lock}"
-        exec 9<>"$path"
+        exec 9<>"$path" || exit 3
         flock -n 9 || exit 75
     """
     assert not codes(src)
@@ -707,3 +707,179 @@ def test_exit_trap_override_in_a_script_that_locks(lock):
 )
 def test_exit_trap_override_in_a_tool_without_lock_is_quiet(work):
     assert "LCK404" not in codes(EXIT_TRAP + "    " + work + "\n")
+
+
+# ----------------------------------------------------------------------------- LCK109
+
+
+@pytest.mark.parametrize(
+    "guard, line",
+    [
+        ('mkdir -p "$L" || exit 1', 3),
+        ('mkdir -p "$L" 2>/dev/null || { echo "already running"; exit 0; }', 3),
+        ('if ! mkdir -p "$L"; then\n  echo "already running"\n  exit 75\nfi', 3),
+        ('mkdir --parents "$L" || exit 75', 3),
+        ('until mkdir -p "$L"; do sleep 5; done', 3),
+        ('mkdir -p "$L"\nif [ $? -ne 0 ]; then exit 0; fi', 3),
+    ],
+)
+def test_mkdir_p_as_the_test_of_a_busy_branch_is_lck109(guard, line):
+    guard = guard.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        L=/srv/jobs/import.lock
+        {guard}
+        trap 'rmdir "$L"' EXIT
+        do_work
+    """
+    found = run(src)[1]
+    assert [(f.code, f.span.line) for f in found if f.code == "LCK109"] == [("LCK109", line)]
+    # never an existence lock, and removing its own name is no foreign removal
+    assert not {f.code for f in found} & {"LCK101", "LCK107", "LCK202", "LCK401"}
+    f = next(f for f in found if f.code == "LCK109")
+    assert f.suggestion is not None and "flock -n 9" in f.suggestion.edits[0].content
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # an output directory that cannot be made: an error exit, not a busy branch
+        """
+        #!/bin/bash
+        OUT=/srv/exports/orders
+        mkdir -p "$OUT" || { echo "cannot create $OUT" >&2; exit 1; }
+        export_orders > "$OUT/orders.csv"
+        """,
+        # the parent directory of the real lock
+        """
+        #!/bin/bash
+        LOCKDIR=/var/lock/myapp
+        mkdir -p "$LOCKDIR" || exit 1
+        exec 9<>"$LOCKDIR/job.lock" || exit 3
+        flock -n 9 || exit 75
+        """,
+        # a lock-named directory that is then filled: a work directory
+        """
+        #!/bin/bash
+        RUN=/srv/jobs/running
+        mkdir -p "$RUN" || exit 0
+        cp /srv/incoming/* "$RUN/"
+        """,
+        # not tested at all
+        """
+        #!/bin/bash
+        mkdir -p /srv/jobs/import.lock
+        do_work
+        """,
+        # the failure branch goes on
+        """
+        #!/bin/bash
+        mkdir -p /srv/jobs/import.lock || echo "cannot create, going on"
+        do_work
+        """,
+    ],
+)
+def test_mkdir_p_that_is_no_lock_is_quiet(src):
+    assert "LCK109" not in codes(src)
+
+
+def test_plain_mkdir_lock_is_lck101_not_lck109():
+    src = """
+        #!/bin/bash
+        mkdir /srv/jobs/import.lock || exit 75
+        trap 'rmdir /srv/jobs/import.lock' EXIT
+    """
+    h = codes(src)
+    assert "LCK101" in h and "LCK109" not in h
+
+
+# ----------------------------------------------------------------------------- LCK406
+
+UNCHECKED_OPENS = [
+    'exec 9>"$L"',
+    'exec 9<>"$L"',
+    'exec 9>>"$L"',
+    'exec 9<"$L"',
+    'exec 9<>"$L" 2>/dev/null',
+]
+BUSY = [
+    "flock -n 9 || exit 75",
+    'if ! flock -w 10 9; then\n  logger -t job "busy"\n  exit 75\nfi',
+    "flock -n 9\nif [ $? -ne 0 ]; then exit 75; fi",
+]
+
+
+@pytest.mark.parametrize("busy", BUSY)
+@pytest.mark.parametrize("opened", UNCHECKED_OPENS)
+@pytest.mark.parametrize("shebang", ["#!/bin/bash", "#!/usr/bin/env bash", "#!/bin/bash -u"])
+def test_unchecked_exec_before_flock_busy_branch_is_lck406(shebang, opened, busy):
+    busy = busy.replace("\n", "\n        ")
+    src = f"""
+        {shebang}
+        L="${{XDG_RUNTIME_DIR:-/run/user/$(id -u)}}/job.lock"
+        {opened}
+        {busy}
+        do_work
+    """
+    found = [f for f in run(src)[1] if f.code == "LCK406"]
+    assert [f.span.line for f in found] == [3]
+    assert found[0].suggestion is not None
+    assert found[0].suggestion.edits[0].content == " || exit 3"
+
+
+@pytest.mark.parametrize(
+    "shebang, prelude",
+    [
+        ("#!/bin/sh", ""),
+        ("#!/usr/bin/env sh", ""),
+        ("#!/bin/dash", ""),
+        ("#!/bin/ksh", ""),
+        ("#!/bin/bash --posix", ""),
+        ("#!/bin/bash -e", ""),
+        ("#!/bin/bash", "set -o posix"),
+        ("#!/bin/bash", "set -euo pipefail"),
+        ("#!/bin/bash", "set -o errexit"),
+        ("", ""),  # no shebang, job.sh: which shell runs it is unknown
+    ],
+)
+def test_failed_exec_that_ends_the_shell_is_quiet(shebang, prelude):
+    src = f"""
+        {shebang}
+        {prelude}
+        L="${{XDG_RUNTIME_DIR:-/run/user/$(id -u)}}/job.lock"
+        exec 9<>"$L"
+        flock -n 9 || exit 75
+        do_work
+    """
+    assert "LCK406" not in codes(src)
+
+
+def test_no_shebang_bash_file_is_bash():
+    src = """
+        L="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/job.lock"
+        exec 9<>"$L"
+        flock -n 9 || exit 75
+    """
+    assert ("LCK406", 2) in hits(src, "job.bash")
+
+
+@pytest.mark.parametrize(
+    "lock",
+    [
+        'exec 9<>"$L" || exit 3\nflock -n 9 || exit 75',
+        'if ! exec 9<>"$L"; then exit 3; fi\nflock -n 9 || exit 75',
+        'exec 9<>"$L" && flock -n 9 || exit 75',
+        'exec 9<>"$L"\nflock 9',  # blocking: no busy branch
+        'exec 9<>"$L"\nwhile ! flock -n 9; do sleep 1; done',  # a retry, no busy branch
+        'flock -n -E 75 "$L" do_work',  # command form opens the file itself
+        '{\n  flock -n 9 || exit 75\n  do_work\n} 9<>"$L"',  # a group redirect skips the group
+    ],
+)
+def test_checked_or_self_opened_lock_is_no_lck406(lock):
+    lock = lock.replace("\n", "\n        ")
+    src = f"""
+        #!/bin/bash
+        L="${{XDG_RUNTIME_DIR:-/run/user/$(id -u)}}/job.lock"
+        {lock}
+    """
+    assert "LCK406" not in codes(src)

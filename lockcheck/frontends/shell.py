@@ -32,6 +32,7 @@ from ..model import (
     Kill,
     LivenessCheck,
     LockKind,
+    NonExclusiveCreate,
     ParseError,
     Part,
     PartKind,
@@ -325,6 +326,7 @@ class FdInfo:
     span: Span
     truncating: bool
     locks: list = field(default_factory=list)
+    unchecked: bool = False  # opened by an `exec` whose failure nothing tests
 
 
 # compound commands that `&` puts in the background as one child
@@ -391,6 +393,7 @@ class _Analyzer:
         self.cte: list[tuple] = []  # check-then-create candidates
         self.fifos: set[str] = set()  # named pipes the script makes (mkfifo, mknod P p)
         self.sete_mkdirs: list[tuple] = []
+        self.mkdir_p_guards: list[tuple] = []  # (NonExclusiveCreate, end offset)
         self.seen_acq: dict[tuple, int] = {}
         self.seen_other: set[tuple] = set()
         self.inlines = 0
@@ -406,6 +409,7 @@ class _Analyzer:
         self.cut: int | None = None
         self.live_seen: dict = {}
         self._openwrt: bool | None = None
+        self._loud_exec: bool | None = None
         self.trap_depth = 0  # cond_depth where the trap being walked was installed
         self.rc_common = False
         self.gates: set[int] = set()  # existence locks whose failure just goes on
@@ -513,6 +517,7 @@ class _Analyzer:
         f.kills = [x for x in f.kills if x.span.start < cut]
         f.probes = [x for x in f.probes if x.span.start < cut]
         f.overrides = [x for x in f.overrides if x.span.start < cut]
+        f.non_exclusive = [x for x in f.non_exclusive if x.span.start < cut]
         f.backgrounds = [b for b in f.backgrounds if b.span.start < cut and b.lock in remap]
         for b in f.backgrounds:
             b.lock = remap[b.lock]
@@ -1884,7 +1889,10 @@ class _Analyzer:
                 self.env[fdvar] = None
                 path = self.resolve(dest)
                 self.fds[key] = FdInfo(
-                    path, self.span(cmd if cmd is not None else r), op in (">", ">|")
+                    path,
+                    self.span(cmd if cmd is not None else r),
+                    op in (">", ">|"),
+                    unchecked=not pos.tested,
                 )
                 self.facts.created.append(path)
                 fdvar = None
@@ -1898,7 +1906,9 @@ class _Analyzer:
                     and cmd.parent.type == "redirected_statement"
                     else (cmd or r)
                 )
-                self.fds[fd] = FdInfo(path, self.span(span_node), op in (">", ">|"))
+                self.fds[fd] = FdInfo(
+                    path, self.span(span_node), op in (">", ">|"), unchecked=not pos.tested
+                )
                 self.facts.created.append(path)
                 continue
             if fd in (None, "1", "2") and dest is not None:
@@ -2527,6 +2537,8 @@ class _Analyzer:
             path = self.resolve(a)
             if parents:
                 self.facts.dirs_made.append(path)
+                if len(ops) == 1 and (pos.tested or pos.retry or self._status_tested_next(pos)):
+                    self.mkdir_p_guard(cmd, a, path, pos if pos.tested else self._status_pos(pos))
                 continue
             if self.maybe_probe(cmd, path, pos, None):
                 continue
@@ -2541,6 +2553,48 @@ class _Analyzer:
                     self.sete_mkdirs.append((cmd, path, pos, self.order))
             else:
                 self.created_path(path, cmd, pos, directory=True)
+
+    def mkdir_p_guard(self, cmd, operand, path: PathExpr, pos: Pos) -> None:
+        """`mkdir -p L || exit`, `if ! mkdir -p L; then ...`: `-p` succeeds on an existing
+        directory, so the branch its failure leads to never runs (LCK109) - when that branch
+        reads as a busy branch (a skip, a retry, or an exit with a lock-like name); finish()
+        drops the directories that hold other files or locks."""
+        if path.has_unique:
+            return
+        br = pos.on_fail
+        busy = self.busy_of(pos, cmd, 1)
+        if not pos.retry:
+            if br is None or br.fallthrough or not br.stmts:
+                return
+            if busy is None or not busy.ends_run:
+                return
+            skip = busy.status in (0, 75)
+            if not skip and not lockish_text(path.render().rstrip("/").rsplit("/", 1)[-1]):
+                return  # `mkdir -p "$OUT" || exit 1`: an output directory that cannot be made
+        fx = None
+        if self.offmap is None:
+            q = _txt(operand)
+            if re.fullmatch(r"\"[^\"`\\]*\"|[\w./${}-]+", q):
+                inner = q[1:-1] if q.startswith('"') else q
+                group = f'{{ mkdir -p {q} && exec 9<>"{inner}/.lock" && flock -n 9; }}'
+                fx = FixTemplate(
+                    "keep the directory and take a flock on a file inside it",
+                    (Edit(self._c(cmd.start_byte), self._c(cmd.end_byte), group),),
+                )
+        self.mkdir_p_guards.append(
+            (
+                NonExclusiveCreate(
+                    path,
+                    self.span(cmd),
+                    "mkdir -p",
+                    "-p",
+                    busy=busy,
+                    suggestion=fx,
+                    function=self._frame_name() or None,
+                ),
+                self._c(cmd.end_byte),
+            )
+        )
 
     def _status_tested_next(self, pos: Pos) -> bool:
         return self._status_pos(pos) is not None
@@ -2841,6 +2895,19 @@ class _Analyzer:
             else:
                 acq.busy = self.busy_of(pos, cmd, st)
                 acq.status_handled = not (pos.tail or self.set_e)
+            if (
+                info is not None
+                and info.unchecked
+                and nonblocking
+                and acq.busy is not None
+                and not self._failed_exec_is_loud()
+            ):
+                # a failed `exec 9>L` leaves 9 closed: flock fails too, and the busy branch runs
+                acq.open_failure_is_busy = True
+                e = info.span.end
+                acq.open_check_fix = FixTemplate(
+                    "check the open on its own", (Edit(e, e, " || exit 3"),)
+                )
             idx = self.add_acquire(acq)
             if idx is not None and info is not None and not close:
                 info.locks.append(idx)
@@ -2885,6 +2952,34 @@ class _Analyzer:
                     self.span(cmd), True, st, self.durable_global, False, status_fix
                 )
         self.add_acquire(acq)
+
+    _SET_E = re.compile(r"(?m)^[^#\n]*\bset\s+(?:-[a-zA-Z]*e|-o\s+errexit\b)")
+
+    def _failed_exec_is_loud(self) -> bool:
+        """A failed `exec 9>L` ends the script (or `set -e` does), rather than going on with
+        9 closed: under sh, dash, ksh and other POSIX shells (exec is a special built-in), in
+        bash's POSIX mode (`--posix`, `set -o posix`, POSIXLY_CORRECT), and wherever `set -e`
+        is visible in the file.  Only bash goes on; a file without a shebang counts as bash
+        only when named `.bash`."""
+        if self._loud_exec is None:
+            text = self.text
+            first = text.split("\n", 1)[0]
+            m = re.match(r"#!\s*(\S+)((?:\s+\S+)*)", first)
+            words = m.group(2).split() if m else []
+            interp = m.group(1).rsplit("/", 1)[-1] if m else ""
+            if interp == "env":
+                rest = [w for w in words if not w.startswith("-") and "=" not in w]
+                interp = rest[0].rsplit("/", 1)[-1] if rest else ""
+                words = rest[1:]
+            if not m:
+                interp = "bash" if self.facts.path.endswith(".bash") else ""
+            self._loud_exec = (
+                interp != "bash"
+                or any(re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*|--posix", w) for w in words)
+                or bool(self._SET_E.search(text))
+                or bool(re.search(r"\bset\s+-o\s+posix\b|\bPOSIXLY_CORRECT\b", text))
+            )
+        return self._loud_exec
 
     def _openwrt_lock(self) -> bool:
         """The script uses OpenWrt's (busybox) flock-based `lock F` ... `lock -u F`."""
@@ -3708,6 +3803,7 @@ class _Analyzer:
                 for o in self.facts.overrides
                 if self.override_order.get(id(o), last) >= last or not o.status
             ]
+        self._mkdir_p_guards()
         # plain mkdir under set -e: a lock only when removed on exit or named like a lock
         self._service_records()
         removed_keys = {
@@ -3892,6 +3988,26 @@ class _Analyzer:
                 out.append(n)
             stack.extend(n.named_children)
         return out
+
+    def _mkdir_p_guards(self) -> None:
+        """LCK109 candidates: not a directory that holds the script's locks or files (`mkdir
+        -p /var/lock/app || exit 1` before `exec 9>/var/lock/app/job.lock`) or that later
+        commands fill or enter."""
+        inner = [a.path.key() for a in self.facts.acquires if a.path is not None]
+        inner += [p.key() for p in self.facts.created]
+        seen = set()
+        for nx, end in self.mkdir_p_guards:
+            key = nx.path.key() if nx.path is not None else ""
+            if (nx.span.start, key) in seen:
+                continue
+            seen.add((nx.span.start, key))
+            if any(k.startswith(key.rstrip("/") + "/") for k in inner):
+                continue
+            if nx.path is not None and self._work_dir(nx.path, end):
+                continue
+            self.facts.non_exclusive.append(nx)
+            if nx.path is not None:
+                self.facts.created.append(nx.path)  # its own name: removing it is no LCK107
 
     def _work_dir(self, path: PathExpr, start: int) -> bool:
         """The directory made at ``start`` is filled or entered by later commands (`cd D`,
