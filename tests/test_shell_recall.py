@@ -839,6 +839,8 @@ def test_unchecked_exec_before_flock_busy_branch_is_lck406(shebang, opened, busy
         ("#!/bin/bash", "set -o posix"),
         ("#!/bin/bash", "set -euo pipefail"),
         ("#!/bin/bash", "set -o errexit"),
+        ("#!/usr/bin/env bash", "set -x -e"),
+        ("#!/bin/bash", "set -o pipefail -o errexit"),
         ("", ""),  # no shebang, job.sh: which shell runs it is unknown
     ],
 )
@@ -883,3 +885,70 @@ def test_checked_or_self_opened_lock_is_no_lck406(lock):
         {lock}
     """
     assert "LCK406" not in codes(src)
+
+
+# ----------------------------------------------------------------------------- spellings
+
+
+@pytest.mark.parametrize(
+    "rm", ['\\rm -f "$LOCKFILE"', '  \\rm -f "$LOCKFILE"', 'command rm -f "$LOCKFILE"']
+)
+def test_alias_escaped_removal_at_line_start_is_a_release(rm):
+    src = f"""
+        #!/bin/bash
+        LOCKFILE="$HOME/.backup_in_process"
+        if [ -f "$LOCKFILE" ]; then
+            echo "another backup is running" >> /var/log/backup-audit.log
+            exit 0
+        fi
+        echo $$ > "$LOCKFILE"
+        borgmatic -c /etc/borgmatic/box.yaml
+        {rm}
+    """
+    h = hits(src)
+    assert ("LCK103", 7) in h and ("LCK202", 7) in h and ("LCK402", 5) in h
+
+
+def test_escaped_command_without_a_lock_is_quiet():
+    src = """
+        #!/bin/bash
+        out="$HOME/report.txt"
+        make_report
+        \\cp -f report.txt "$out"
+        \\rm -f report.txt
+    """
+    assert not codes(src)
+
+
+@pytest.mark.parametrize(
+    "src, lines",
+    [
+        ('while read -r pid; do\n  kill "$pid"\ndone < "$PIDFILE"', [2]),
+        ('{ read -r pid; kill -TERM "$pid"; } < "$PIDFILE"', [1]),
+        (
+            "(flock -n 0 || {\n  read pid\n  kill $pid\n  timeout 10 flock 0\n"
+            "  kill -KILL $pid\n}) <>$PIDFILE",
+            [3, 5],
+        ),
+        ('(if ! flock -n 0; then\n  read pid\n  kill "$pid"\nfi) <> "$PIDFILE"', [3]),
+    ],
+)
+def test_pid_read_from_a_compound_commands_stdin_is_a_stored_pid(src, lines):
+    body = src.replace("\n", "\n        ")
+    text = f"""
+        #!/bin/sh
+        PIDFILE=/var/run/acc.lock
+        {body}
+    """
+    found = sorted(f.span.line for f in run(text)[1] if f.code == "LCK108")
+    assert found == [n + 2 for n in lines]
+
+
+def test_value_read_from_a_compound_commands_stdin_that_is_no_pid_is_quiet():
+    src = """
+        #!/bin/sh
+        while read -r host; do
+          ping -c1 "$host"
+        done < /etc/backup-hosts
+    """
+    assert not codes(src)

@@ -59,10 +59,15 @@ _RUNS_OTHER_SCRIPT = re.compile(r"#![ \t]*\S*/(?:sh|bash|dash|ksh|mksh|ash)[ \t]
 _BATS_TEST = re.compile(rb"(?m)^([ \t]*)@test[ \t][^\n]*\{[ \t]*$")
 
 
+_ESCAPED_COMMAND = re.compile(rb"(?m)^([ \t]*)\\(?=[A-Za-z_])")
+
+
 def tree_sitter_source(text: str) -> bytes:
     """The bytes to give tree-sitter-bash for ``text`` (see :func:`treesitter.source_bytes`:
-    tree-sitter-bash 0.25 reads out of bounds on some code points above U+2FFFF)."""
-    return source_bytes(text)
+    tree-sitter-bash 0.25 reads out of bounds on some code points above U+2FFFF).  A command
+    word escaped against aliases at the start of a line (`\\rm -f L`) is glued by
+    tree-sitter-bash 0.25 to the line before: its backslash becomes a space (same offsets)."""
+    return _ESCAPED_COMMAND.sub(rb"\1 ", source_bytes(text))
 
 
 def _bash_accepts(src: bytes, bats: bool = False) -> bool:
@@ -391,6 +396,7 @@ class _Analyzer:
         self.stale: tuple[str, str | None] | None = None  # (guard, key)
         self.actions: list[str] = []  # case "$1" in <action>) being walked
         self.cte: list[tuple] = []  # check-then-create candidates
+        self.stdin: list[PathExpr] = []  # files compound commands read their stdin from
         self.fifos: set[str] = set()  # named pipes the script makes (mkfifo, mknod P p)
         self.sete_mkdirs: list[tuple] = []
         self.mkdir_p_guards: list[tuple] = []  # (NonExclusiveCreate, end offset)
@@ -791,8 +797,25 @@ class _Analyzer:
             reds = list(redirects) + reds
             if body is None:
                 self.command(None, pos, reds, node)
-            else:
-                self.stmt(body, pos, reds)
+                return
+            stdin = None
+            if body.type in _COMPOUND:
+                # `while read pid; do ...; done < F`, `( read pid; ... ) <>F`: what `read`
+                # reads inside comes from F
+                prev = None
+                for r in node.children:
+                    info = self.redirect_info(r)
+                    # (`<>F` without a space reads as an ERROR `<`, then a `>F` redirect)
+                    gap = prev is not None and prev.type == "ERROR" and _txt(prev) == "<"
+                    op = "<>" if gap and info and info[1] == ">" else info[1] if info else ""
+                    if info and info[0] in (None, "0") and op in ("<", "<>") and info[2]:
+                        stdin = self.resolve(info[2])
+                    prev = r
+            if stdin is not None:
+                self.stdin.append(stdin)
+            self.stmt(body, pos, reds)
+            if stdin is not None:
+                self.stdin.pop()
             return
         if t == "command":
             self.command(node, pos, list(redirects), node)
@@ -1821,13 +1844,15 @@ class _Analyzer:
                 if not a.startswith("-"):
                     self.env[a] = None  # read at run time
                     self.pidvars.pop(a, None)
+            src = self.stdin[-1] if self.stdin else None
             for r in redirects:
                 info = self.redirect_info(r)
-                if info and info[1] == "<":
+                if info and info[1] in ("<", "<>") and info[0] in (None, "0"):
                     src = self.resolve(info[2])
-                    for a in argt:
-                        if not a.startswith("-") and a in self.env:
-                            self.pidvars[a] = src
+            if src is not None:
+                for a in argt:
+                    if not a.startswith("-") and a in self.env:
+                        self.pidvars[a] = src
         elif name in ("export", "readonly", "local", "declare", "typeset"):
             pass
         elif name == "eval":
@@ -2953,7 +2978,10 @@ class _Analyzer:
                 )
         self.add_acquire(acq)
 
-    _SET_E = re.compile(r"(?m)^[^#\n]*\bset\s+(?:-[a-zA-Z]*e|-o\s+errexit\b)")
+    _SET_E = re.compile(
+        r"(?m)^[^#\n]*\bset\s+(?:[-+][a-zA-Z]+\s+|[-+]o\s+\w+\s+)*"
+        r"(?:-[a-zA-Z]*e[a-zA-Z]*\b|-o\s+errexit\b)"
+    )
 
     def _failed_exec_is_loud(self) -> bool:
         """A failed `exec 9>L` ends the script (or `set -e` does), rather than going on with
