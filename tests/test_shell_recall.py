@@ -856,6 +856,17 @@ def test_failed_exec_that_ends_the_shell_is_quiet(shebang, prelude):
     assert "LCK406" not in codes(src)
 
 
+def test_set_e_after_the_exec_does_not_protect_it():
+    src = """
+        #!/usr/bin/env bash
+        exec 200>"$XDG_RUNTIME_DIR/repack.lock"
+        flock -n 200 || { echo "already running"; exit 75; }
+        set -u -e
+        repack
+    """
+    assert ("LCK406", 2) in hits(src)
+
+
 def test_no_shebang_bash_file_is_bash():
     src = """
         L="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/job.lock"

@@ -1917,7 +1917,7 @@ class _Analyzer:
                     path,
                     self.span(cmd if cmd is not None else r),
                     op in (">", ">|"),
-                    unchecked=not pos.tested,
+                    unchecked=not (pos.tested or self.set_e),
                 )
                 self.facts.created.append(path)
                 fdvar = None
@@ -1932,7 +1932,10 @@ class _Analyzer:
                     else (cmd or r)
                 )
                 self.fds[fd] = FdInfo(
-                    path, self.span(span_node), op in (">", ">|"), unchecked=not pos.tested
+                    path,
+                    self.span(span_node),
+                    op in (">", ">|"),
+                    unchecked=not (pos.tested or self.set_e),
                 )
                 self.facts.created.append(path)
                 continue
@@ -2978,17 +2981,12 @@ class _Analyzer:
                 )
         self.add_acquire(acq)
 
-    _SET_E = re.compile(
-        r"(?m)^[^#\n]*\bset\s+(?:[-+][a-zA-Z]+\s+|[-+]o\s+\w+\s+)*"
-        r"(?:-[a-zA-Z]*e[a-zA-Z]*\b|-o\s+errexit\b)"
-    )
-
     def _failed_exec_is_loud(self) -> bool:
-        """A failed `exec 9>L` ends the script (or `set -e` does), rather than going on with
-        9 closed: under sh, dash, ksh and other POSIX shells (exec is a special built-in), in
-        bash's POSIX mode (`--posix`, `set -o posix`, POSIXLY_CORRECT), and wherever `set -e`
-        is visible in the file.  Only bash goes on; a file without a shebang counts as bash
-        only when named `.bash`."""
+        """A failed `exec 9>L` ends the script rather than going on with 9 closed: under sh,
+        dash, ksh and other POSIX shells (exec is a special built-in) and in bash's POSIX mode
+        (`--posix`, `set -o posix`, POSIXLY_CORRECT).  Only bash goes on; a file without a
+        shebang counts as bash only when named `.bash`.  (`set -e` in effect at the `exec`
+        is read where the descriptor is opened.)"""
         if self._loud_exec is None:
             text = self.text
             first = text.split("\n", 1)[0]
@@ -3003,8 +3001,7 @@ class _Analyzer:
                 interp = "bash" if self.facts.path.endswith(".bash") else ""
             self._loud_exec = (
                 interp != "bash"
-                or any(re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*|--posix", w) for w in words)
-                or bool(self._SET_E.search(text))
+                or "--posix" in words
                 or bool(re.search(r"\bset\s+-o\s+posix\b|\bPOSIXLY_CORRECT\b", text))
             )
         return self._loud_exec
