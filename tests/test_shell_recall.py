@@ -963,3 +963,53 @@ def test_value_read_from_a_compound_commands_stdin_that_is_no_pid_is_quiet():
         done < /etc/backup-hosts
     """
     assert not codes(src)
+
+
+# ----------------------------------------------------------------------------- carried liveness
+
+
+@pytest.mark.parametrize(
+    "lookup, dead",
+    [
+        ('ACTIVE=$(ps -p "$PID" --no-headers -o cmd | grep "$NAME")', '[ -z "$ACTIVE" ]'),
+        ("ACTIVE=`ps -p ${PID} | grep ${PID}`", '[ -z "${ACTIVE}" ]'),
+        ('ACTIVE=$(ps -p "$PID" -o pid=)', '! [ -n "$ACTIVE" ]'),
+        ('ACTIVE=$(ps -p "$PID" -o pid=)', 'test -z "$ACTIVE"'),
+        ('ACTIVE=$(ps -p "$PID" -o pid=)', "[[ ! -n $ACTIVE ]]"),
+    ],
+)
+def test_liveness_carried_in_a_variable_decides_a_stale_breaker(lookup, dead):
+    src = f"""
+        #!/bin/bash
+        LOCK=/srv/jobs/job.pid
+        NAME=job
+        if [ -f "$LOCK" ]; then
+          PID=$(cat "$LOCK")
+          {lookup}
+          if {dead}; then
+            rm -f "$LOCK"
+          else
+            echo "running"
+            exit 75
+          fi
+        fi
+        echo $$ > "$LOCK"
+        do_work
+        rm -f "$LOCK"
+    """
+    h = hits(src)
+    assert ("LCK105", 6) in h and ("LCK106", 8) in h
+
+
+def test_process_lookup_that_only_reports_is_quiet():
+    src = """
+        #!/bin/bash
+        PID=$(cat /var/run/job.pid)
+        ACTIVE=$(ps -p "$PID" -o pid=)
+        if [ -z "$ACTIVE" ]; then
+          echo "job is not running"
+        else
+          echo "job runs as $ACTIVE"
+        fi
+    """
+    assert not codes(src) & {"LCK105", "LCK106"}

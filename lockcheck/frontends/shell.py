@@ -379,6 +379,7 @@ class _Analyzer:
         self.env: dict[str, tuple[Part, ...] | None] = {}
         self.cmdvars: dict[str, str] = {}  # VAR -> command it names (FLOCK=$(command -v flock))
         self.pidvars: dict[str, PathExpr | None] = {}  # pid var -> file it was read from
+        self.live_vars: dict[str, tuple] = {}  # var -> (ps command, pid file) of its output
         self.fdvars: set[str] = set()
         self.fds: dict[str, FdInfo] = {}
         self.set_e = False
@@ -1260,6 +1261,11 @@ class _Analyzer:
             self.pidvars[n] = src
         else:
             self.pidvars.pop(n, None)
+        probe = self._liveness_output(value)
+        if probe is not None:
+            self.live_vars[n] = probe
+        else:
+            self.live_vars.pop(n, None)
         # rc=$? after a tested acquire is handled by the sequence look-ahead
 
     def _is_flock(self, c) -> bool:
@@ -1300,6 +1306,34 @@ class _Analyzer:
                         self.stmt(last, pos)
                 continue
             stack.extend(n.named_children)
+
+    def _liveness_output(self, value):
+        """`ACTIVE=$(ps -p "$PID" -o cmd | grep job)`: (the ps command, the pid file) when the
+        value is the output of a process lookup of a stored PID; tested later with
+        `[ -z "$ACTIVE" ]`, it decides whether the holder lives."""
+        stack = [value]
+        while stack:
+            n = stack.pop()
+            if n.type == "command" and self.cmd_name(n) == "ps":
+                args = self.cmd_args(n)
+                argt = [_txt(a) for a in args]
+                for i, t in enumerate(argt):
+                    if t in ("-p", "--pid", "-q") and i + 1 < len(args):
+                        src = self.pid_file_of(args[i + 1])
+                        if src is not False:
+                            return n, src
+                return None
+            stack.extend(n.named_children)
+        return None
+
+    def _liveness_var_test(self, node, op: str, operand, neg: bool, pos: Pos) -> None:
+        """`[ -z "$ACTIVE" ]` / `[ -n "$ACTIVE" ]` of a process lookup's output."""
+        m = re.fullmatch(r"\"?\$\{?(\w+)\}?\"?", _txt(operand))
+        if m is None or m.group(1) not in self.live_vars or op not in ("-z", "-n"):
+            return
+        ps_cmd, src = self.live_vars[m.group(1)]
+        # true when the holder is dead: an empty lookup (`-z`), unless negated
+        self.liveness_file(ps_cmd, src, pos, True, negated=(op == "-z") != neg)
 
     def declare(self, node) -> None:
         for c in node.named_children:
@@ -3320,6 +3354,8 @@ class _Analyzer:
         txt = _txt(node)
         negated = txt.lstrip("[ ").startswith("!") or pos.negated
         found = [(o, self.resolve(a), a, neg) for o, a, neg in ops]
+        for o, a, neg in ops:
+            self._liveness_var_test(node, o, a, neg, pos)
         self._file_test(node, found, txt, pos, negated)
 
     def bracket_test(self, cmd, args, pos: Pos) -> None:
@@ -3331,6 +3367,9 @@ class _Analyzer:
             if s in ("-e", "-f", "-d", "-s", "-L", "-h", "-r") and i + 1 < len(args):
                 inner = (argt[i - 1] == "!") if i > 0 else False
                 found.append((s, self.resolve(args[i + 1]), args[i + 1], inner))
+            elif s in ("-z", "-n") and i + 1 < len(args):
+                inner = (argt[i - 1] == "!") if i > 0 else False
+                self._liveness_var_test(cmd, s, args[i + 1], inner, pos)
         self._file_test(cmd, found, txt, pos, neg)
 
     def _file_test(self, node, found, txt: str, pos: Pos, negated: bool) -> None:
