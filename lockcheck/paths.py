@@ -234,6 +234,9 @@ def script_relative(path: PathExpr | None) -> str | None:
         return "it lies beside the script"
     if first.kind is PartKind.CWD:
         return "it lies in the working directory"
+    if first.kind is PartKind.SCRIPT_NAME:
+        # `basename $0`.lck: the script's bare name, with no directory before it
+        return "a relative name resolves against the working directory"
     if first.kind is PartKind.LIT:
         v = first.value
         if v and not v.startswith(("/", "~", "\\")) and not re.match(r"^[A-Za-z]:", v):

@@ -1013,3 +1013,27 @@ def test_process_lookup_that_only_reports_is_quiet():
         fi
     """
     assert not codes(src) & {"LCK105", "LCK106"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["LCK_FILE=`basename $0`.lck", 'LCK_FILE="$(basename "$0").lock"', "LCK_FILE=${0##*/}.lock"],
+)
+def test_lock_named_from_the_script_name_alone_is_in_the_working_directory(name):
+    src = f"""
+        #!/bin/bash
+        {name}
+        mkdir "$LCK_FILE" || exit 75
+        trap 'rmdir "$LCK_FILE"' EXIT
+    """
+    assert ("LCK501", 3) in hits(src)
+
+
+def test_lock_named_from_the_script_name_in_a_private_directory_is_quiet():
+    src = """
+        #!/bin/bash
+        LCK_FILE="$XDG_RUNTIME_DIR/$(basename "$0").lock"
+        exec 9<>"$LCK_FILE" || exit 3
+        flock -n 9 || exit 75
+    """
+    assert "LCK501" not in codes(src)
