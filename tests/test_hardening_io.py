@@ -25,7 +25,7 @@ FOREIGN = "#!/bin/sh\nrm -f /tmp/nightly-report.lock\n/usr/local/bin/report\n"
 REMOVES_FLOCK_FILE = """\
 #!/bin/bash
 LOCK="$XDG_RUNTIME_DIR/cleanup.lock"
-exec 9>"$LOCK"
+exec 9>"$LOCK" || exit 3
 if ! flock -n 9; then
   logger -t cleanup "busy"
   exit 75

@@ -18,6 +18,9 @@ from lockcheck.settings import Settings
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 SHELL_ONLY = {"LCK403", "LCK404"}  # RULES.md: shell-only by nature
+# rules for every language whose facts only the shell frontend fills so far: their Python
+# examples come with the Python frontend's facts (the tree-sitter port), not before
+SHELL_SO_FAR = {"LCK109", "LCK406"}
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety"]
 OPTIONAL_SECTIONS = {"Options", "See also"}
 META = re.compile(r"^Severity: (?P<severity>\w+) · Fix: (?P<fix>\w+)$")
@@ -99,7 +102,7 @@ def _outside_fences(page: str):
 def test_page_has_examples_for_each_language(code):
     exs = docs.examples(code)
     kinds = {(e.language, e.kind) for e in exs}
-    languages = ["shell"] if code in SHELL_ONLY else ["shell", "python"]
+    languages = ["shell"] if code in SHELL_ONLY | SHELL_SO_FAR else ["shell", "python"]
     for lang in languages:
         assert (lang, "bad") in kinds, f"{code}: no {lang} bad example"
         assert (lang, "good") in kinds, f"{code}: no {lang} good example"

@@ -100,6 +100,29 @@ def check_then_create(ctx: Context):
 
 
 @rule(
+    "LCK109",
+    "acquire-never-fails",
+    "error",
+    "A creation used as a lock that does not fail when the name exists: every run goes ahead.",
+    "suggestion",  # RULES.md's unsafe PowerShell fix comes with that frontend
+)
+def acquire_never_fails(ctx: Context):
+    for nx in ctx.facts.non_exclusive:
+        fix = None
+        if nx.exclusive_fix is not None:
+            fix = Fix(Applicability.UNSAFE, nx.exclusive_fix.message, nx.exclusive_fix.edits)
+        yield ctx.finding(
+            "LCK109",
+            nx.span,
+            f"`{nx.mechanism}`{_where(nx.path)} succeeds when the name already exists "
+            f"({nx.why}): the busy branch never runs and every run goes ahead; take a flock "
+            "on an open descriptor instead",
+            fix=fix,
+            suggestion=shown(nx.suggestion),
+        )
+
+
+@rule(
     "LCK104",
     "flock-on-network-path",
     "warning",
