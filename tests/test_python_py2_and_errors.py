@@ -6,6 +6,7 @@ other (RULES.md, LCK000: "findings outside the broken region are still reported"
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
@@ -154,4 +155,5 @@ def test_pathological_sizes_take_bounded_time_and_memory(name):
     size, took, rss, found = out.stdout.split(" ", 3)
     assert int(size) > 40_000
     assert float(took) < 120 and int(rss) < 1500, out.stdout
-    assert "LCK000" not in found, out.stdout
+    # CPython refuses some of them (too deep, too complex): LCK000 at most, never a crash
+    assert set(ast.literal_eval(found)) <= {"LCK000"}, out.stdout

@@ -2,8 +2,9 @@
 
 A file goes through these stages, each only when the one before lets it through:
 
-1. :mod:`.prefilter`, the text test: a file whose text cannot hold a lock fact returns empty
-   facts without being parsed (Python 2 code is parsed for LCK000 only);
+1. :mod:`.gate`: the text test (a file whose text cannot hold a lock fact returns empty facts
+   without being parsed), then CPython's parser and the AST test for a lock anchor; a file
+   CPython refuses (Python 2, a syntax error) goes on to tree-sitter, which reads it anyway;
 2. tree-sitter-python parses the bytes (:mod:`..treesitter`), and :mod:`.lower` turns the
    tree into the analysis tree of :mod:`.nodes` in one iterative pass, noting the comments,
    the first ERROR/MISSING node and the first Python 2 statement (:mod:`.py2`);
@@ -20,12 +21,15 @@ unknown, a branch whose end cannot be computed has an unknown status.
 
 from __future__ import annotations
 
+import ast
+import warnings
+
 from ...model import FileFacts, ParseError, Span
 from ..treesitter import Offsets, parser, source_bytes
 from . import py2
+from .gate import Gate, looks_like_python2, may_hold_lock
 from .locks import Analyzer
 from .lower import lower
-from .prefilter import looks_like_python2, may_hold_lock
 
 MAX_CHARS = 2_000_000  # larger files (generated data) are not analysed
 # CPython's own limits, which tree-sitter does not have: deeper code does not compile
@@ -65,26 +69,88 @@ def _analyse(facts: FileFacts) -> None:
         return
     if "\x00" in text and "PK\x03\x04" in text:
         return  # a zip application (shebang + zip archive): Python runs it; it is not source
+    refused = _cpython_refuses(facts)
+    if refused is None:
+        return  # too deep or complex for CPython: LCK000 already, nothing runs
+    if not refused:
+        # CPython reads it: no LCK000, and only a file with a lock anchor is analysed
+        if not lockish or Gate(_ast(text)).anchor is None:
+            return
     src = source_bytes(text)
     offsets = Offsets(text, src)
     tree = parser("python").parse(src)
     low = lower(tree.root_node, src, offsets)
     facts.comments = low.comments
-    error = _parse_error(text, offsets, low)
-    if error is not None:
-        facts.parse_errors.append(error)
-    is_py2 = low.py2 is not None
+    error = None
+    if refused:
+        error = _parse_error(text, offsets, low)
+        if error is not None:
+            facts.parse_errors.append(error)
+    is_py2 = refused and low.py2 is not None
     if is_py2 and error is None and not py2.asks_for_python2(text):
         node, what = low.py2
-        facts.parse_errors.append(
-            ParseError(offsets.line_span(node.start_point[0] + 1), py2.message(what))
-        )
+        span = offsets.line_span(node.start_point[0] + 1)
+        facts.parse_errors.append(ParseError(span, py2.message(what)))
+    if refused and error is None and low.py2 is None:
+        # CPython refuses what tree-sitter reads (a limit of CPython's, an encoding): its
+        # verdict stands
+        facts.parse_errors.append(_cpython_error(text, offsets))
     if not lockish:
         return
     if low.max_brackets > MAX_BRACKETS or low.max_blocks >= MAX_BLOCKS:
         return  # CPython refuses it (LCK000 above): nothing runs, nothing to analyse
     an = Analyzer(facts, low.module, offsets.line_starts, is_py2)
     an.run()
+
+
+def _ast(text: str) -> ast.Module:
+    text = text[1:] if text.startswith("\ufeff") else text  # CPython reads the bytes' BOM
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarning/DeprecationWarning on stderr
+        try:
+            return ast.parse(text)
+        except UnicodeEncodeError:
+            # undecodable bytes kept as surrogates: a file in the legacy encoding its coding
+            # comment declares, which CPython reads from the bytes
+            return ast.parse(text.encode("utf-8", "surrogateescape"))
+
+
+def _cpython_refuses(facts: FileFacts) -> bool | None:
+    """Whether CPython's parser refuses the text (None: too deeply nested even to compile,
+    LCK000 recorded)."""
+    try:
+        _ast(facts.text)
+        return False
+    except (SyntaxError, ValueError):
+        return True
+    except MemoryError:  # "source too complex to parse": CPython's parser stack
+        facts.parse_errors.append(
+            ParseError(Span(1, 1, 1, 1, 0, 0), "source too complex for CPython's parser")
+        )
+        return None
+    except RecursionError:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(facts.text, facts.path or "<script>", "exec", dont_inherit=True)
+        except (SyntaxError, RecursionError, ValueError, MemoryError):
+            facts.parse_errors.append(
+                ParseError(Span(1, 1, 1, 1, 0, 0), "expressions nested too deeply to compile")
+            )
+            return None
+        return False
+
+
+def _cpython_error(text: str, offsets: Offsets) -> ParseError:
+    try:
+        _ast(text)
+    except SyntaxError as e:
+        msg = (e.msg or "syntax error").strip().splitlines()[0][:200]
+        return ParseError(offsets.line_span(e.lineno or 1), f"syntax error: {msg}")
+    except (ValueError, MemoryError, RecursionError) as e:
+        msg = (str(e) or "syntax error").strip().splitlines()[0][:200]
+        return ParseError(offsets.line_span(1), f"syntax error: {msg}")
+    return ParseError(offsets.line_span(1), "syntax error")
 
 
 def _parse_error(text: str, offsets: Offsets, low) -> ParseError | None:
