@@ -1,4 +1,4 @@
-"""Python frontend: pre-filter, lazy libcst import, syntax errors and pathological files."""
+"""Python frontend: pre-filter, libcst never imported, syntax errors and pathological files."""
 
 from __future__ import annotations
 

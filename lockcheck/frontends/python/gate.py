@@ -195,19 +195,17 @@ def children(n: ast.AST) -> list[ast.AST]:
     return out
 
 
-_PY2_PRINT = re.compile(r"print [\"'a-zA-Z_>%]")
-_PY2_EXCEPT = re.compile(r"except [^:\n()]*,\s*\w+\s*:")
+# anchored at line starts: a search from every `except ` of a long line rescans it each time
+_PY2_PRINT = re.compile(r"(?m)^[ \t]*print [\"'a-zA-Z_>%]")
+_PY2_EXCEPT = re.compile(r"(?m)^[ \t\f]*except [^:\n()]*,\s*\w+\s*:")
 _PY2_RAISE = re.compile(r"raise [\w.]+\s*,\s*\S")
 
 
 def looks_like_python2(text: str) -> bool:
     """A print statement starting a line, ``except E, e:`` or ``raise E, "why"``: Python 2
     code, which python3 cannot even compile (CPython has the last word)."""
-    if "print " in text:
-        for m in _PY2_PRINT.finditer(text):
-            i = m.start()
-            if not text[text.rfind("\n", 0, i) + 1 : i].strip(" \t"):
-                return True
+    if "print " in text and _PY2_PRINT.search(text):
+        return True
     if "except " in text and _PY2_EXCEPT.search(text):
         return True
     return "raise " in text and _PY2_RAISE.search(text) is not None
