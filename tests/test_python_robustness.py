@@ -62,8 +62,17 @@ def test_plain_scan_of_a_lock_taking_file_never_imports_libcst(tmp_path):
     )
     assert "LCK101" in out.stdout and "LCK401" in out.stdout, out.stdout + out.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
-    assert any(m.startswith("tree_sitter_python") for m in imported)
     assert not {m for m in imported if m.split(".")[0] == "libcst"}
+    # the same file in-process (the CLI may analyse in a worker): read by tree-sitter
+    probe = (
+        "import sys\nfrom lockcheck.engine import analyze_text\n"
+        f"src = open({str(script)!r}).read()\n"
+        "_facts, findings = analyze_text('job.py', src, 'python')\n"
+        "print(sorted({f.code for f in findings}), 'tree_sitter_python' in sys.modules,"
+        " any(m.split('.')[0] == 'libcst' for m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "['LCK101', 'LCK401'] True False", out.stdout + out.stderr
 
 
 # Ordinary code that uses the same words and calls as lock code: none of it holds a lock.
