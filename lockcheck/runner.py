@@ -2,7 +2,7 @@
 
 Every file is handled on its own: an unreadable file or an internal error of a frontend
 becomes one error line (exit status 2 at the end) and the run goes on.  Frontends are imported
-only when a file of their language is analysed, so a shell-only run never imports libcst.
+only when a file of their language is analysed, so a shell-only run never imports the Python grammar.
 """
 
 from __future__ import annotations
