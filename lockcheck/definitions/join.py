@@ -1,0 +1,162 @@
+"""The pass over the whole tree after the per-file analysis: read the job definitions, join
+each command to the script of the tree it names, run the LCK6xx rules.
+
+``analyze_tree`` is called once by the scan command with the per-file results; it fills the
+results of definition files (findings, text) and adds a DAG file's findings to its result."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import replace
+
+from ..checks import RULES
+from ..checks.jobs import JobContext, Script, Start, scheduled_commands
+from ..model import FileFacts, Finding, Span
+from . import Command, Definition, parse
+from .commands import script_paths
+from .discover import is_airflow
+
+
+def _tree_root(path: str, roots: list[str]) -> str:
+    from ..discover import _git_root
+
+    d = os.path.dirname(path)
+    git = _git_root(d)
+    if git is not None:
+        return git
+    inside = [r for r in roots if os.path.commonpath([r, path]) == r]
+    return max(inside, key=len) if inside else d
+
+
+class Tree:
+    """The scripts of the scanned tree, by tree-relative path."""
+
+    def __init__(self, results, roots: list[str]) -> None:
+        self.roots = roots
+        self.by_rel: dict[str, list[Script]] = {}
+        for r in results:
+            if r.language not in ("shell", "python") or r.skipped:
+                continue
+            rel = self.rel(r.path)
+            takes = None if r.error else r.takes_lock
+            self.by_rel.setdefault(rel, []).append(Script(rel, takes))
+
+    def rel(self, path: str) -> str:
+        return os.path.relpath(path, _tree_root(path, self.roots)).replace(os.sep, "/")
+
+    def resolve(self, cmd: Command, def_rel: str) -> Script | None:
+        """The one script of the tree whose path the command names (RULES.md: trailing
+        components, at least directory and name; relative paths against the root and the
+        working directory)."""
+        for offset, text in enumerate(cmd.text.split("\n")):
+            hit = self._resolve_line(cmd, text)
+            if hit is not None:
+                script, word = hit
+                return replace(script, offset=offset, word=word)
+        return None
+
+    def _resolve_line(self, cmd: Command, text: str) -> tuple[Script, str] | None:
+        for word in script_paths(text):
+            w = word.replace("\\", "/")
+            tries = []
+            if not w.startswith("/") and ":" not in w:
+                if cmd.cwd:
+                    tries.append(posixpath.normpath(posixpath.join(cmd.cwd, w)))
+                tries.append(posixpath.normpath(w))
+            comps = [c for c in w.split("/") if c and c != "."]
+            tries += ["/".join(comps[-k:]) for k in range(len(comps), 1, -1)]
+            for t in tries:
+                hits = self.by_rel.get(t)
+                if hits and len(hits) == 1:
+                    return hits[0], word
+        return None
+
+
+def _display_of(r) -> str:
+    return r.display
+
+
+def analyze_tree(targets, results, paths: list[str]) -> None:
+    from ..engine import file_disabled, suppressed
+    from ..runner import codes_for, decode
+
+    roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
+    tree = Tree(results, roots)
+    defs: list[tuple[object, object, Definition]] = []
+    for t, r in zip(targets, results, strict=True):
+        kind = getattr(t, "definition", None)
+        if kind is None and r.language == "python" and not r.error and t.settings.definitions:
+            kind = "airflow" if is_airflow(t.path) else None
+        if kind is None:
+            continue
+        try:
+            with open(t.path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            r.error = f"{t.display}: {exc.strerror or exc}"
+            continue
+        if b"\0" in data[:8192] and kind != "windows":
+            continue
+        if kind == "windows":
+            from .windows import decode as wdecode
+            from .windows import parse as wparse
+
+            text = wdecode(data)
+            d = wparse(t.display, text, data)
+        else:
+            text = decode(data)
+            d = parse(kind, t.display, text)
+        if kind == "windows":
+            r.warning = None  # UTF-16 is not a binary file here
+        defs.append((t, r, d))
+        if r.text is None:
+            r.text, r.data = text, data
+
+    timers: dict[str, str] = {}
+    for _t, _r, d in defs:
+        for e in d.entries:
+            if e.kind == "timer":
+                timers[e.get("Unit").value or ""] = d.path
+
+    def script_of(d: Definition):
+        rel = tree.rel(os.path.abspath(d.path))
+        return lambda cmd: tree.resolve(cmd, rel)
+
+    starts: dict[str, list[Start]] = {}
+    contexts = []
+    for t, r, d in defs:
+        ctx = JobContext(d, script_of(d), timers, starts)
+        contexts.append((t, r, ctx))
+        for e in d.entries:
+            for c in scheduled_commands(ctx, e):
+                sc = ctx.script_of(c)
+                if sc is not None:
+                    starts.setdefault(sc.rel, []).append(Start(d.path, ctx.at(c, sc)[0], c.wrapped))
+
+    for t, r, ctx in contexts:
+        d = ctx.definition
+        codes = codes_for(t.settings, t.path)
+        found: list[Finding] = []
+        if d.errors and "LCK000" in codes:
+            e = d.errors[0]
+            rule = RULES["LCK000"]
+            found.append(
+                Finding(
+                    "LCK000",
+                    rule.name,
+                    rule.severity,
+                    e.message,
+                    d.path,
+                    Span(e.line, e.col, e.line, e.col),
+                )
+            )
+        for code, rule in RULES.items():
+            if rule.layer == "definitions" and code in codes:
+                found.extend(rule.check(ctx))
+        facts = FileFacts(d.path, "definition", d.text, comments=d.comments)
+        disabled = file_disabled(facts)
+        kept = [f for f in found if not suppressed(facts, f, disabled)]
+        if kept:
+            r.findings = sorted(r.findings + kept, key=lambda f: f.sort_key)
+        r.skipped = False
