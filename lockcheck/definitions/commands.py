@@ -8,6 +8,7 @@ import shlex
 WRAPPERS = {"flock", "run-one", "lckdo", "setlock", "lockrun", "solo", "chpst"}
 _SCRIPTISH = re.compile(r"(?:[A-Za-z]:)?/?[\w.-]+(/[\w.-]+)+|[\w.-]+\.(sh|bash|py|pl|rb)$")
 _SEP = re.compile(r"&&|\|\||;|\||\n")
+_WORD = re.compile(r"[^\s;&|()<>'\"`]+")  # a word, quotes dropped (paths rarely hold them)
 
 
 def words(cmd: str) -> list[str]:
@@ -20,6 +21,8 @@ def words(cmd: str) -> list[str]:
 def wrapper_lock(cmd: str) -> str | None:
     """The lock file when ``cmd`` starts with a non-blocking or bounded lock wrapper
     (``flock -n``/``-w``, ``run-one``, ``lckdo``, ``setlock -n``, ``lockrun``, ``solo``)."""
+    if not any(w in cmd for w in WRAPPERS):
+        return None
     for part in _SEP.split(cmd):
         w = words(part)
         while w and re.fullmatch(r"\w+=.*", w[0]):  # VAR=value cmd
@@ -49,7 +52,7 @@ def script_paths(cmd: str) -> list[str]:
     ``bin/job``); interpreters (``bash x.sh``, ``python3 -m``...) are looked through."""
     out = []
     for part in _SEP.split(cmd):
-        for w in words(part):
+        for w in _WORD.findall(part):
             if w.startswith("-") or "=" in w.split("/", 1)[0] or "$" in w or "{" in w:
                 continue
             if w.startswith(("http:", "https:")):

@@ -6,7 +6,7 @@ import os
 import re
 
 SNIFF = 64 * 1024
-_CRONJOB = re.compile(rb"^\s*kind:\s*[\"']?CronJob\b", re.M)
+_CRONJOB = re.compile(rb"^[ \t]*kind:[ \t]*[\"']?CronJob\b", re.M)
 _TASK_NS = "schemas.microsoft.com/windows/2004/02/mit/task"
 _AIRFLOW = re.compile(rb"^\s*(from\s+airflow[\s.]|import\s+airflow\b)", re.M)
 _DAG = re.compile(rb"\bDAG\s*\(|@dag\b|\bdag\s*\(")
@@ -20,8 +20,9 @@ def _read(path: str, n: int = SNIFF) -> bytes:
         return b""
 
 
-def kind_of(path: str) -> str | None:
-    """The definition kind of a file that is not a script (None: not a definition)."""
+def kind_of(path: str, head: bytes | None = None) -> str | None:
+    """The definition kind of a file that is not a script (None: not a definition); ``head``:
+    its first bytes when the caller has read them."""
     p = path.replace("\\", "/")
     name = p.rsplit("/", 1)[-1]
     lower = name.lower()
@@ -37,18 +38,25 @@ def kind_of(path: str) -> str | None:
             return "github"
         if lower == ".gitlab-ci.yml":
             return "gitlab"
-        return "k8s" if _CRONJOB.search(_read(path)) else None
+        return "k8s" if _cronjob(path) else None
     if "templates" in parts[:-1] and lower.endswith(".tpl"):
-        return "k8s" if _CRONJOB.search(_read(path)) else None
-    head = _read(path, 4096)
-    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"<\0", b"\0<")) or head.lstrip().startswith(
-        (b"<?xml", b"<Task", b"\xef\xbb\xbf<")
-    ):
+        return "k8s" if _cronjob(path) else None
+    if head is None:
+        head = _read(path, 256)
+    if head.startswith(_XML_STARTS) or head.lstrip().startswith(_XML_STARTS):
         from .windows import decode
 
-        if _TASK_NS in decode(head):
+        if _TASK_NS in decode(_read(path, 4096)):
             return "windows"
     return None
+
+
+_XML_STARTS = (b"\xff\xfe", b"\xfe\xff", b"<\0", b"\0<", b"<?xml", b"<Task", b"\xef\xbb\xbf<")
+
+
+def _cronjob(path: str) -> bool:
+    data = _read(path)
+    return b"CronJob" in data and bool(_CRONJOB.search(data))
 
 
 def is_airflow(path: str) -> bool:

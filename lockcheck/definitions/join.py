@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import replace
+from functools import lru_cache
 
 from ..checks import RULES
 from ..checks.jobs import JobContext, Script, Start, scheduled_commands
@@ -18,14 +19,16 @@ from .commands import script_paths
 from .discover import is_airflow
 
 
-def _tree_root(path: str, roots: list[str]) -> str:
+@lru_cache(maxsize=4096)
+def _tree_root(d: str, roots: tuple[str, ...]) -> str:
+    """The tree a file of directory ``d`` belongs to: its git work tree, else the innermost
+    scanned directory that holds it."""
     from ..discover import _git_root
 
-    d = os.path.dirname(path)
     git = _git_root(d)
     if git is not None:
         return git
-    inside = [r for r in roots if os.path.commonpath([r, path]) == r]
+    inside = [r for r in roots if os.path.commonpath([r, d]) == r]
     return max(inside, key=len) if inside else d
 
 
@@ -43,7 +46,8 @@ class Tree:
             self.by_rel.setdefault(rel, []).append(Script(rel, takes))
 
     def rel(self, path: str) -> str:
-        return os.path.relpath(path, _tree_root(path, self.roots)).replace(os.sep, "/")
+        root = _tree_root(os.path.dirname(path), tuple(self.roots))
+        return os.path.relpath(path, root).replace(os.sep, "/")
 
     def resolve(self, cmd: Command, def_rel: str) -> Script | None:
         """The one script of the tree whose path the command names (RULES.md: trailing
@@ -82,7 +86,6 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
     from ..runner import codes_for, decode
 
     roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
-    tree = Tree(results, roots)
     defs: list[tuple[object, object, Definition]] = []
     for t, r in zip(targets, results, strict=True):
         kind = getattr(t, "definition", None)
@@ -113,6 +116,9 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
         if r.text is None:
             r.text, r.data = text, data
 
+    if not defs:
+        return
+    tree = Tree(results, roots)
     timers: dict[str, str] = {}
     for _t, _r, d in defs:
         for e in d.entries:
