@@ -647,3 +647,75 @@ def test_precommit_definitions_hook_selects_definition_files_by_name():
         assert pattern.search(path), path
     for path in ("scripts/backup.sh", "src/app/models.py", "README.md"):
         assert not pattern.search(path), path
+
+
+# --------------------------------------------------------------------------- embedded shell
+
+
+def test_crontab_flock_without_conflict_code_is_lck403_on_its_line(cli, tmp_path):
+    line = "*/5 * * * * flock -n /srv/app/locks/sync.lock /usr/local/bin/sync-feeds\n"
+    write(tmp_path, "deploy/app.crontab", "MAILTO=ops@example.com\n" + line)
+    _, got, out, _ = rows(cli, "--select", "LCK403")
+    assert got == [("deploy/app.crontab", 2, "LCK403")], out
+    assert ":2:13:" in out  # the column of flock in the crontab line
+    fixed = line.replace("flock -n", "flock -n -E 75")
+    write(tmp_path, "deploy/app.crontab", "MAILTO=ops@example.com\n" + fixed)
+    _, got, out, _ = rows(cli, "--select", "LCK403")
+    assert got == [], out
+
+
+def test_crontab_embedded_finding_suppressed_by_noqa(cli, tmp_path):
+    line = (
+        "*/5 * * * * flock -n /srv/app/locks/sync.lock /usr/local/bin/sync-feeds  # noqa: LCK403\n"
+    )
+    write(tmp_path, "deploy/app.crontab", line)
+    _, got, out, _ = rows(cli, "--select", "LCK403")
+    assert got == [], out
+
+
+def test_workflow_run_step_is_read_as_bash_e_with_lines_mapped(cli, tmp_path):
+    text = d("""
+        name: refresh
+        on:
+          schedule:
+            - cron: "0 * * * *"
+        concurrency: refresh
+        jobs:
+          refresh:
+            runs-on: self-hosted
+            steps:
+              - run: |
+                  echo "ref ${{ github.ref }}"
+                  flock -n /srv/ci/locks/refresh.lock ./refresh-cache
+    """)
+    write(tmp_path, ".github/workflows/refresh.yml", text)
+    _, got, out, _ = rows(cli)
+    # under bash -e a failed flock's status leaves the step: LCK403, on the flock line
+    assert got == [(".github/workflows/refresh.yml", 12, "LCK403")], out
+    assert ":12:11:" in out
+
+
+def test_gitlab_script_line_is_shell(cli, tmp_path):
+    text = GITLAB.replace(
+        "    - ./scripts/backup.sh\n", "    - flock -n /srv/ci/deploy.lock make deploy\n"
+    )
+    write(tmp_path, ".gitlab-ci.yml", text)
+    _, got, out, _ = rows(cli, "--select", "LCK403")
+    assert got == [(".gitlab-ci.yml", 9, "LCK403")], out
+
+
+def test_dockerfile_run_gets_the_script_rules_not_lck6(cli, tmp_path):
+    scripts(tmp_path)
+    text = d("""
+        FROM debian:12
+        COPY scripts/ /opt/app/scripts/
+        RUN apt-get update \\
+         && apt-get install -y util-linux \\
+         && flock -n /var/cache/build/apt.lock apt-get install -y curl
+        RUN ["/opt/app/scripts/backup.sh"]
+        CMD ["/opt/app/scripts/backup.sh"]
+    """)
+    write(tmp_path, "Dockerfile", text)
+    _, got, out, _ = rows(cli)
+    assert ("Dockerfile", 5, "LCK403") in got, out
+    assert all(p == "Dockerfile" and c[:4] != "LCK6" for p, _, c in got), out

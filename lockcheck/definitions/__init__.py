@@ -13,7 +13,17 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-KINDS = ("crontab", "systemd", "k8s", "github", "gitlab", "windows", "nomad", "airflow")
+KINDS = (
+    "crontab",
+    "systemd",
+    "k8s",
+    "github",
+    "gitlab",
+    "windows",
+    "nomad",
+    "airflow",
+    "dockerfile",
+)
 
 
 @dataclass
@@ -39,6 +49,8 @@ class Command:
     cwd: str | None = None  # working directory relative to the tree root (workflow steps)
     # the lock file when the entry wraps the command in flock/run-one/lckdo/... ("" unnamed)
     wrapped: str | None = None
+    # the text is a shell script run by this shell ("sh", "bash -e"); None: an argv or unknown
+    shell: str | None = None
 
 
 @dataclass

@@ -55,7 +55,7 @@ def parse(path: str, text: str) -> Definition:
         if comment:
             d.comments[no] = comment.group(1)
         e = Entry("crontab", f"line {no}", no, 1)
-        e.commands.append(Command(cmd, no, col, wrapped=wrapper_lock(cmd)))
+        e.commands.append(Command(cmd, no, col, wrapped=wrapper_lock(cmd), shell="sh"))
         d.entries.append(e)
     return d
 

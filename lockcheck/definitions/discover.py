@@ -29,6 +29,8 @@ def kind_of(path: str, head: bytes | None = None) -> str | None:
     parts = p.split("/")
     if lower in ("crontab",) or lower.endswith((".cron", ".crontab")) or "cron.d" in parts[:-1]:
         return "crontab"
+    if lower == "dockerfile" or lower.startswith("dockerfile.") or lower.endswith(".dockerfile"):
+        return "dockerfile"
     if lower.endswith((".timer", ".service")):
         return "systemd"
     if lower.endswith((".nomad", ".nomad.hcl")):

@@ -105,6 +105,10 @@ def parse(path: str, text: str) -> Definition:
                     v.col,
                     cwd=swd.text if swd is not None and swd.kind == "scalar" else None,
                     wrapped=wrapper_lock(v.text),
+                    # `shell: sh` runs `sh -e`; the default and `bash` run `bash -e`
+                    shell="sh -e"
+                    if shell is not None and shell.text.split()[0] == "sh"
+                    else "bash -e",
                 )
             )
         e.settings["writes"] = Setting("yes" if writes else None, jp.line)

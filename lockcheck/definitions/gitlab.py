@@ -72,6 +72,8 @@ def parse(path: str, text: str) -> Definition:
             e.settings[key] = Setting("" if pair else None, pair.line if pair else p.line)
         for item in _scalars(job.get("script")):
             line = item.line + (1 if item.raw[:1] in "|>" else 0)
-            e.commands.append(Command(item.text, line, item.col, wrapped=wrapper_lock(item.text)))
+            e.commands.append(
+                Command(item.text, line, item.col, wrapped=wrapper_lock(item.text), shell="sh")
+            )
         d.entries.append(e)
     return d

@@ -17,6 +17,7 @@ from ..model import FileFacts, Finding, Span
 from . import Command, Definition, parse
 from .commands import script_paths
 from .discover import is_airflow
+from .embedded import shell_findings
 
 
 @lru_cache(maxsize=4096)
@@ -160,6 +161,7 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
         for code, rule in RULES.items():
             if rule.layer == "definitions" and code in codes:
                 found.extend(rule.check(ctx))
+        found.extend(shell_findings(d, t.settings, codes))
         facts = FileFacts(d.path, "definition", d.text, comments=d.comments)
         disabled = file_disabled(facts)
         kept = [f for f in found if not suppressed(facts, f, disabled)]

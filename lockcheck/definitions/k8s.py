@@ -40,7 +40,10 @@ def container_commands(pod_spec: Node | None) -> list[Command]:
             if t in ("-c", "-ec", "-xc", "-exc") and i >= 1:
                 lit = words[i + 1]
                 line = lit.line + (1 if lit.raw[:1] in "|>" else 0)
-                out.append(Command(lit.text, line, lit.col, wrapped=wrapper_lock(lit.text)))
+                shell = "bash" if texts[i - 1].endswith("bash") else "sh"
+                out.append(
+                    Command(lit.text, line, lit.col, wrapped=wrapper_lock(lit.text), shell=shell)
+                )
                 break
         else:
             cmd = " ".join(texts)
