@@ -719,3 +719,19 @@ def test_dockerfile_run_gets_the_script_rules_not_lck6(cli, tmp_path):
     _, got, out, _ = rows(cli)
     assert ("Dockerfile", 5, "LCK403") in got, out
     assert all(p == "Dockerfile" and c[:4] != "LCK6" for p, _, c in got), out
+
+
+def test_quoted_message_is_no_script_and_one_job_is_one_entry(cli, tmp_path):
+    # found on a real workflow: `git commit -m "Runs update.sh"` named the script a second time
+    write(tmp_path, "update.sh", NO_LOCK)
+    text = WORKFLOW.replace("./scripts/backup.sh", "./update.sh") + (
+        "      - run: |\n"
+        '          git commit -m "Runs update.sh" || echo "Nothing to update"\n'
+        "      - run: ./update.sh --verify\n"
+    )
+    write(tmp_path, ".github/workflows/nightly.yml", text)
+    _, got, out, _ = rows(cli, "--select", "LCK603,LCK606")
+    assert got == [
+        (".github/workflows/nightly.yml", 14, "LCK603"),
+        (".github/workflows/nightly.yml", 17, "LCK603"),
+    ], out

@@ -32,6 +32,7 @@ class Start:
     path: str
     line: int
     wrapped: str | None
+    entry: int = 0  # the line of the scheduler entry (two steps of one job are one entry)
 
 
 @dataclass
@@ -398,7 +399,7 @@ def same_script_several_schedulers(ctx: JobContext) -> Iterator[Finding]:
             if sc is None or sc.takes_lock is not False:
                 continue
             starts = ctx.starts.get(sc.rel, [])
-            if len(starts) < 2:
+            if len({(s.path, s.entry) for s in starts}) < 2:
                 continue
             locks = {s.wrapped for s in starts}
             if len(locks) == 1 and None not in locks:

@@ -8,6 +8,7 @@ import shlex
 WRAPPERS = {"flock", "run-one", "lckdo", "setlock", "lockrun", "solo", "chpst"}
 _SCRIPTISH = re.compile(r"(?:[A-Za-z]:)?/?[\w.-]+(/[\w.-]+)+|[\w.-]+\.(sh|bash|py|pl|rb)$")
 _SEP = re.compile(r"&&|\|\||;|\||\n")
+_PROSE = re.compile(r"\"[^\"\n]*\s[^\"\n]*\"|'[^'\n]*\s[^'\n]*'")
 _WORD = re.compile(r"[^\s;&|()<>'\"`]+")  # a word, quotes dropped (paths rarely hold them)
 
 
@@ -51,6 +52,7 @@ def script_paths(cmd: str) -> list[str]:
     """The words of ``cmd`` that look like paths of scripts (``./x.sh``, ``/opt/app/run``,
     ``bin/job``); interpreters (``bash x.sh``, ``python3 -m``...) are looked through."""
     out = []
+    cmd = _PROSE.sub(" ", cmd)  # a quoted string with a space is a message, not a path
     for part in _SEP.split(cmd):
         for w in _WORD.findall(part):
             if w.startswith("-") or "=" in w.split("/", 1)[0] or "$" in w or "{" in w:

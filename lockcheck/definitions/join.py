@@ -78,8 +78,12 @@ class Tree:
         return None
 
 
-def _display_of(r) -> str:
-    return r.display
+def _entry_line(e, c: Command) -> int:
+    """The line of the scheduler entry that runs ``c`` (a workflow's job, else the entry)."""
+    for j in e.jobs:
+        if any(x is c for x in j.commands):
+            return j.line
+    return e.line
 
 
 def analyze_tree(targets, results, paths: list[str]) -> None:
@@ -139,7 +143,9 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
             for c in scheduled_commands(ctx, e):
                 sc = ctx.script_of(c)
                 if sc is not None:
-                    starts.setdefault(sc.rel, []).append(Start(d.path, ctx.at(c, sc)[0], c.wrapped))
+                    line = ctx.at(c, sc)[0]
+                    entry = _entry_line(e, c)
+                    starts.setdefault(sc.rel, []).append(Start(d.path, line, c.wrapped, entry))
 
     for t, r, ctx in contexts:
         d = ctx.definition
