@@ -88,7 +88,8 @@ def _entry_line(e, c: Command) -> int:
 
 def analyze_tree(targets, results, paths: list[str]) -> None:
     from ..engine import file_disabled, suppressed
-    from ..runner import codes_for, decode
+    from ..runner import codes_for
+    from ..source import Source, decode
 
     roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
     defs: list[tuple[object, object, Definition]] = []
@@ -104,22 +105,23 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
         except OSError as exc:
             r.error = f"{t.display}: {exc.strerror or exc}"
             continue
-        if b"\0" in data[:8192] and kind != "windows":
-            continue
-        if kind == "windows":
+        source = decode(data, "python" if kind == "airflow" else None)
+        if source is None and kind == "windows":  # UTF-16 without a BOM
             from .windows import decode as wdecode
+
+            source = Source(wdecode(data), "utf-16")
+        if source is None:
+            continue  # a binary file
+        if kind == "windows":
             from .windows import parse as wparse
 
-            text = wdecode(data)
-            d = wparse(t.display, text, data)
+            d = wparse(t.display, source.text, data)
+            r.warning = None  # UTF-16 is text here
         else:
-            text = decode(data)
-            d = parse(kind, t.display, text)
-        if kind == "windows":
-            r.warning = None  # UTF-16 is not a binary file here
+            d = parse(kind, t.display, source.text)
         defs.append((t, r, d))
         if r.text is None:
-            r.text, r.data = text, data
+            r.text, r.data, r.source = source.text, data, source
 
     if not defs:
         return
