@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 _ACTION = re.compile(r"\{\{.*?\}\}", re.S)
 _CONTROL = re.compile(r"^\{\{-?\s*(if|else|end|range|with|define|/\*|-?\s*/\*)")
 TEMPLATE_MARK = "TPL_"
-_TS_PARSER = None
 
 
 @dataclass
@@ -101,13 +100,9 @@ def _placeholder(m: re.Match) -> str:
 
 
 def _parser():
-    global _TS_PARSER
-    if _TS_PARSER is None:
-        import tree_sitter as ts
-        import tree_sitter_yaml as tsy
+    from ..frontends.treesitter import parser
 
-        _TS_PARSER = ts.Parser(ts.Language(tsy.language()))
-    return _TS_PARSER
+    return parser("yaml")  # the project's one tree-sitter layer (cached per process)
 
 
 class _Builder:
@@ -257,7 +252,9 @@ def parse_yaml(text: str, templates: bool = True) -> list[Doc]:
     ``${{ }}`` is plain YAML).  A file that does not parse gives one Doc with the first
     unreadable line in ``errors``."""
     masked, inserts = mask_templates(text) if templates else (text, set())
-    data = masked.encode("utf-8", "surrogateescape")
+    from ..frontends.treesitter import source_bytes
+
+    data = source_bytes(masked)
     tree = _parser().parse(data)
     err = _first_error(tree.root_node)
     if err is not None:
