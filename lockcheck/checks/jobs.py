@@ -67,6 +67,11 @@ class JobContext:
 # --------------------------------------------------------------------------- verdicts
 
 
+def _short(text: str, n: int) -> str:
+    """``text`` cut from the left to ``n`` characters (messages stay under 100)."""
+    return text if len(text) <= n else "..." + text[-(n - 3) :]
+
+
 def _bad(s: Setting, ok: Callable[[str], bool]) -> bool:
     """The key is known and not acceptable (missing counts as the default)."""
     if s.templated:
@@ -169,6 +174,8 @@ LAYER = "definitions"
     "scheduler-allows-overlap",
     "warning",
     "The scheduler starts a new run while the last one still runs.",
+    help="use `concurrencyPolicy: Forbid`, `prohibit_overlap = true`, `max_active_runs=1` or"
+    " `IgnoreNew`",
     layer=LAYER,
 )
 def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
@@ -192,8 +199,7 @@ def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
         yield ctx.finding(
             "LCK601",
             s.line,
-            f"{e.name}: {what[0]} {found}, so a new run starts while the last one still runs;"
-            f" use {what[2]}",
+            f"`{what[0]}` {found}: a new run starts beside a running one",
             s.col if s.value is not None else e.col,
         )
 
@@ -203,6 +209,8 @@ def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
     "scheduled-ci-without-concurrency",
     "warning",
     "A scheduled CI workflow or job has no concurrency group that holds across runs.",
+    help="add `concurrency: {group: ${{ github.workflow }}, cancel-in-progress: false}`;"
+    " GitLab: `resource_group:`",
     layer=LAYER,
 )
 def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
@@ -212,8 +220,8 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                 yield ctx.finding(
                     "LCK602",
                     e.line,
-                    f"job '{e.name}' runs for schedules and deploys without resource_group:"
-                    f" add resource_group: {e.name}",
+                    f"job `{_short(e.name, 30)}` runs for schedules and deploys without"
+                    " `resource_group`",
                     e.col,
                 )
             continue
@@ -226,7 +234,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                 yield ctx.finding(
                     "LCK602",
                     g.line,
-                    f"concurrency group contains {m.group(0)}, unique per "
+                    f"concurrency group contains `{m.group(0)}`, unique per "
                     f"{'commit' if m.group(1) == 'sha' else 'run'}: it holds nothing across runs",
                     g.col,
                 )
@@ -238,8 +246,8 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                 yield ctx.finding(
                     "LCK602",
                     j.line,
-                    f"scheduled workflow: job '{j.name}' has no concurrency group and the"
-                    " workflow none, so a run can start while the last one still runs",
+                    f"job `{_short(j.name, 30)}` of a scheduled workflow has no concurrency"
+                    " group: runs can overlap",
                     j.col,
                 )
             else:
@@ -247,8 +255,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                     "LCK602",
                     e.line,
                     "scheduled workflow without a concurrency group: a run can start while the"
-                    " last one still runs; add concurrency: {group: ${{ github.workflow }},"
-                    " cancel-in-progress: false}",
+                    " last one still runs",
                     e.col,
                 )
         for holder in [e, *e.jobs]:
@@ -258,8 +265,8 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                 yield ctx.finding(
                     "LCK602",
                     c.line,
-                    "cancel-in-progress: true on a scheduled workflow whose job pushes,"
-                    " publishes or deploys: a run is killed mid-write",
+                    "`cancel-in-progress: true` on a workflow that pushes, publishes or deploys:"
+                    " a run is killed mid-write",
                     c.col,
                 )
 
@@ -269,6 +276,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
     "scheduled-script-without-lock",
     "warning",
     "An entry that can overlap runs a script of the tree that takes no lock.",
+    help="wrap the command: `flock -n -E 75 <lock> <command>`, or take a lock in the script",
     layer=LAYER,
 )
 def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
@@ -283,8 +291,8 @@ def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
             yield ctx.finding(
                 "LCK603",
                 line,
-                f"{sc.rel} takes no lock and this entry can start it while the last run still"
-                f" runs; wrap it: flock -n -E 75 <lock> {sc.rel}",
+                f"`{_short(sc.rel, 40)}` takes no lock and this entry can start it beside a"
+                " running copy",
                 col,
             )
 
@@ -294,6 +302,8 @@ def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
     "hung-run-blocks-schedule",
     "warning",
     "Overlap is prevented but nothing bounds a run: one hang stops every later run.",
+    help="bound a run: `activeDeadlineSeconds`, `TimeoutStartSec=`, an `ExecutionTimeLimit`"
+    " under a day",
     layer=LAYER,
 )
 def hung_run_blocks_schedule(ctx: JobContext) -> Iterator[Finding]:
@@ -304,8 +314,8 @@ def hung_run_blocks_schedule(ctx: JobContext) -> Iterator[Finding]:
                 yield ctx.finding(
                     "LCK604",
                     s.line,
-                    f"{e.name}: concurrencyPolicy Forbid without jobTemplate.spec."
-                    "activeDeadlineSeconds: one hung run blocks every later run",
+                    "`concurrencyPolicy: Forbid` without `activeDeadlineSeconds`: one hung run"
+                    " blocks every later run",
                     e.col,
                 )
         elif e.kind == "service" and e.name in ctx.timers and e.get("Type").value == "oneshot":
@@ -313,26 +323,26 @@ def hung_run_blocks_schedule(ctx: JobContext) -> Iterator[Finding]:
             if not t.present:
                 t = e.get("TimeoutSec")
             if not t.present or t.value in ("infinity", "0"):
-                where = "is infinity" if t.present else "is not set (disabled for oneshot)"
+                where = "is infinity" if t.present else "is off"
                 yield ctx.finding(
                     "LCK604",
                     t.line,
-                    f"Type=oneshot service started by {ctx.timers[e.name]}: its start timeout"
-                    f" {where}, so one hung run blocks every later run; set TimeoutStartSec=",
+                    f"oneshot service started by a timer: its start timeout {where}, so one hang"
+                    " blocks every run",
                 )
         elif e.kind == "windows-task":
             limit = e.get("ExecutionTimeLimit")
             policy = e.get("MultipleInstancesPolicy").value or "IgnoreNew"
             if limit.value == "PT0S":
                 yield ctx.finding(
-                    "LCK604", limit.line, "ExecutionTimeLimit PT0S: a hung run is never stopped"
+                    "LCK604", limit.line, "`ExecutionTimeLimit` PT0S: a hung run is never stopped"
                 )
             elif policy == "Queue" and not _under_a_day(limit.value or "PT72H"):
                 yield ctx.finding(
                     "LCK604",
                     limit.line,
-                    "Queue policy with no execution limit under a day: one hung run holds the"
-                    " queue for days",
+                    "`Queue` policy with no execution limit under a day: one hung run holds the"
+                    " queue",
                 )
 
 
@@ -350,28 +360,29 @@ def _under_a_day(iso: str) -> bool:
     "timer-service-defeats-schedule",
     "error",
     "A timer's service stops the schedule or lets the work escape the unit.",
+    help="drop `RemainAfterExit=yes` and the hand-off (`-d`, `systemd-run`, `&`): keep the work"
+    " in the unit",
     layer=LAYER,
 )
 def timer_service_defeats_schedule(ctx: JobContext) -> Iterator[Finding]:
     for e in ctx.definition.entries:
         if e.kind != "service" or e.name not in ctx.timers:
             continue
-        timer = ctx.timers[e.name]
         r = e.get("RemainAfterExit")
         if r.value and r.value.lower() in ("yes", "true", "1", "on"):
             yield ctx.finding(
                 "LCK605",
                 r.line,
-                f"RemainAfterExit=yes on a service started by {timer}: the unit stays active"
-                " after its first run and the timer never starts it again",
+                "`RemainAfterExit=yes` on a timer's service: the timer starts it once and never"
+                " again",
             )
         c = _backgrounds(e)
         if c is not None:
             yield ctx.finding(
                 "LCK605",
                 c.line,
-                f"KillMode={e.get('KillMode').value} and the command puts work in the"
-                " background: it outlives the unit and the next run overlaps it",
+                f"`KillMode={e.get('KillMode').value}` and background work: it outlives the unit"
+                " and runs overlap",
                 c.col,
             )
         c = _handoff(e)
@@ -379,8 +390,8 @@ def timer_service_defeats_schedule(ctx: JobContext) -> Iterator[Finding]:
             yield ctx.finding(
                 "LCK605",
                 c.line,
-                "ExecStart= hands the work to another manager (docker run -d, systemd-run,"
-                " at): the unit ends at once and runs overlap",
+                "`ExecStart=` hands the work to another manager: the unit ends at once and runs"
+                " overlap",
                 c.col,
             )
 
@@ -390,6 +401,7 @@ def timer_service_defeats_schedule(ctx: JobContext) -> Iterator[Finding]:
     "same-script-several-schedulers",
     "info",
     "One script that takes no lock is started by several scheduler entries.",
+    help="take the lock in the script, so that every entry point is covered",
     layer=LAYER,
 )
 def same_script_several_schedulers(ctx: JobContext) -> Iterator[Finding]:
@@ -413,7 +425,8 @@ def same_script_several_schedulers(ctx: JobContext) -> Iterator[Finding]:
             yield ctx.finding(
                 "LCK606",
                 line,
-                f"{sc.rel} takes no lock and is also started by {', '.join(others)}: each"
-                " scheduler's guard covers only its own entry",
+                f"`{_short(sc.rel, 32)}` takes no lock and is also started by"
+                f" {_short(others[0], 32) if others else 'another entry'}"
+                + (f" and {len(others) - 1} more" if len(others) > 1 else ""),
                 col,
             )
