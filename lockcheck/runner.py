@@ -36,6 +36,7 @@ class FileResult:
     error: str | None = None  # one line, printed as "lockcheck: error: ..."
     warning: str | None = None  # one line, printed as "lockcheck: warning: ..."
     skipped: bool = False  # not analysed (binary, unknown language)
+    takes_lock: bool | None = None  # the script acquires a lock of any kind (job definitions)
 
 
 def source_lines(text: str) -> list[str]:
@@ -134,6 +135,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
 
     res.warning = unknown_codes_warning(_facts)  # `# noqa: LCK999`
     res.findings = findings
+    res.takes_lock = bool(_facts.acquires)
     if findings:
         res.text = text
         res.data = data
