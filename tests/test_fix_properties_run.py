@@ -663,6 +663,7 @@ def test_race_sees_no_overlap_in_a_rewrite(rewrites, cid, tmp_path, request):
             + ["-j", "3", "-n", "10", "--payload-env", RACE_VAR, "--", *box.argv],
             env=box.env, cwd=box.root, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
+        assert proc.stdout.startswith("{"), f"{proc.stderr}\n{rw.describe()}"
         rep = json.loads(proc.stdout)
         assert rep["overlaps"] == 0, f"{rep}\n{rw.describe()}"
         assert rep["ran_payload"] >= 10, f"{rep}\n{rw.describe()}"

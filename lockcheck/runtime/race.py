@@ -163,6 +163,9 @@ def _spawn(
             os.close(go_w)  # else the barrier never opens: EOF needs every writer closed
             os.close(ready_r)
             os.setpgid(0, 0)
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):  # the copies' output never mixes into the report
+                os.dup2(devnull, fd)
             os.write(ready_w, b".")
             os.close(ready_w)
             os.read(go_r, 1)  # the barrier: returns when the parent closes the pipe
