@@ -267,3 +267,33 @@ def test_deep_nesting_loses_only_what_is_too_deep():
             if depth > 1000 and deep.startswith("{"):
                 continue  # tree-sitter-bash itself reads 10,000 braces as one ERROR
             assert "/srv/locks/job.lock" in {a.path.render() for a in facts.acquires}, deep[:20]
+
+
+def test_rewrites_of_a_file_with_many_locks_parse_it_a_bounded_number_of_times():
+    """Each suggested rewrite is checked by parsing the whole rewritten file: a file with
+    hundreds of locks made the suggestions quadratic.  One file gets at most
+    MAX_SHELL_CHECKS checked rewrites (the rest keep their advice), and the original is parsed
+    once."""
+    from lockcheck.fix import suggest
+
+    text = "#!/bin/bash\n" + "".join(
+        f'mkdir "/srv/jobs/j{i}.lock" || {{ logger busy; exit 75; }}\nrun-job {i}\n'
+        for i in range(300)
+    )
+    suggest._shell_ok(text, [])  # builds the parser
+    real = suggest._BASH_PARSER
+    calls = 0
+
+    class Counting:
+        def parse(self, src):
+            nonlocal calls
+            calls += 1
+            return real.parse(src)
+
+    suggest._BASH_PARSER = Counting()
+    try:
+        facts, findings = analyze_text("many.sh", text, "shell")
+    finally:
+        suggest._BASH_PARSER = real
+    assert sum(f.code == "LCK101" for f in findings) == 300
+    assert calls <= suggest.MAX_SHELL_CHECKS + 1
