@@ -135,9 +135,11 @@ class _Worker:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            if memory and -code == signal.SIGABRT:  # how native code meets a failed malloc
+            # how native code meets a failed malloc: an abort, or a segfault on the NULL it got
+            if memory and -code in (signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS):
+                likely = "likely" if -code == signal.SIGABRT else "possibly"
                 return (
-                    f"the analysis crashed ({name}), likely at the memory bound ({_size(memory)})"
+                    f"the analysis crashed ({name}), {likely} at the memory bound ({_size(memory)})"
                 )
             return f"the analysis crashed ({name})"
         return f"the analysis process exited unexpectedly (status {code})"

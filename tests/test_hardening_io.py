@@ -128,18 +128,24 @@ def test_the_time_bound_comes_from_the_configuration_too(tmp_path):
     write(tmp_path, "lockcheck.toml", "file-timeout = 0.3\n")
     write(tmp_path, "big.py", many_python_locks(600))
     proc = lockcheck("scan", "--output-format", "concise", ".", cwd=tmp_path)
-    assert "big.py:1:1: LCK000 (warning) analysis stopped: timed out after 0.3 s" in proc.stdout.decode()
+    assert (
+        "big.py:1:1: LCK000 (warning) analysis stopped: timed out after 0.3 s"
+        in proc.stdout.decode()
+    )
 
 
 def test_a_file_over_its_memory_bound_is_stopped(tmp_path):
-    write(tmp_path, "big.py", many_python_locks(600))  # ~60 MB of libcst trees
+    big = "#!/bin/bash\n" + "".join(  # a 3.4 MB script: its trees need more than 64 MiB
+        f"x{i}=$(( i + {i} )); mkdir /srv/l{i}.lock || exit 1\n" for i in range(60000)
+    )
+    write(tmp_path, "big.sh", big)
     write(tmp_path, "small.sh", FOREIGN)
     proc = lockcheck(
         "scan", "--output-format", "concise", "--file-memory", "64MiB", ".", cwd=tmp_path
     )
     out = proc.stdout.decode()
-    assert "big.py:1:1: LCK000 (warning) analysis stopped: " in out
-    line = next(ln for ln in out.splitlines() if ln.startswith("big.py"))
+    assert "big.sh:1:1: LCK000 (warning) analysis stopped: " in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("big.sh"))
     assert "memory bound" in line, line
     assert "small.sh:2:1: LCK107" in out
     assert proc.stderr.decode().count("\n") <= 1, "a dying worker prints nothing"

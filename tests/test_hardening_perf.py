@@ -272,7 +272,7 @@ def test_deep_nesting_loses_only_what_is_too_deep():
 def test_rewrites_of_a_file_with_many_locks_parse_it_a_bounded_number_of_times():
     """Each suggested rewrite is checked by parsing the whole rewritten file: a file with
     hundreds of locks made the suggestions quadratic.  One file gets at most
-    MAX_SHELL_CHECKS checked rewrites (the rest keep their advice), and the original is parsed
+    MAX_REWRITE_CHECKS checked rewrites (the rest keep their advice), and the original is parsed
     once."""
     from lockcheck.fix import suggest
 
@@ -296,4 +296,17 @@ def test_rewrites_of_a_file_with_many_locks_parse_it_a_bounded_number_of_times()
     finally:
         suggest._BASH_PARSER = real
     assert sum(f.code == "LCK101" for f in findings) == 300
-    assert calls <= suggest.MAX_SHELL_CHECKS + 1
+    assert calls <= suggest.MAX_REWRITE_CHECKS + 1
+
+
+def test_python_rewrites_of_a_file_with_many_locks_stay_linear():
+    """The same bound for Python: each rewrite was checked with two whole-file parses."""
+    from test_hardening_io import many_python_locks
+
+    def run(text):
+        return analyze_text("big.py", text, "python")
+
+    facts, findings = run(many_python_locks(80))
+    assert sum(f.code == "LCK502" for f in findings) == 80
+    fix_py = str(PKG / "fix" / "suggest.py")
+    assert growth(many_python_locks, 60, files=(fix_py,), run=run) < 2.6

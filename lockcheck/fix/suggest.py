@@ -763,6 +763,8 @@ def _import_edits(text: str, tree: ast.Module, names: list[str]) -> list[Edit]:
 def _unused_import_edits(text: str, edits) -> list[Edit]:
     """Deletions of top-level one-name ``import X`` / ``from M import X`` lines whose name the
     rewrite stopped using (ruff F401), e.g. ``signal`` after the kill is dropped."""
+    if not _budget_left(text):
+        return []  # the rewrite's own check is refused too: see MAX_REWRITE_CHECKS
     try:
         old_tree = ast.parse(text)
         new_text = apply_edits(text, edits)
@@ -1657,12 +1659,9 @@ def _shell_ok(text: str, edits) -> bool:
         raw = tree_sitter_source(src)
         return parser.parse(raw).root_node.has_error and not _bash_accepts(raw)
 
-    st = _CHECKED
-    if st["text"] is not text:
-        st.update(text=text, broken=None, count=0)
-    st["count"] += 1
-    if st["count"] > MAX_SHELL_CHECKS:
+    if not _spend(text):
         return False  # no more rewrites for this file: each check parses all of it
+    st = _CHECKED
     try:
         if st["broken"] is None:
             st["broken"] = broken(text)
@@ -1671,14 +1670,32 @@ def _shell_ok(text: str, edits) -> bool:
         return False
 
 
-# Each rewrite is checked by parsing the whole rewritten file.  A file with many locks would
-# make that quadratic (#9), so one text gets at most this many checked rewrites; the findings
-# past them carry advice only.  The original's verdict is parsed once per text.
-MAX_SHELL_CHECKS = 32
+# Each rewrite is checked by parsing the whole rewritten file (and a Python one for the imports
+# it leaves unused).  A file with many locks would make that quadratic (#9), so one text gets
+# at most this many checked rewrites; the findings past them carry advice only.  The shell
+# original's verdict is parsed once per text.
+MAX_REWRITE_CHECKS = 32
 _CHECKED: dict = {"text": None, "broken": None, "count": 0}
 
 
+def _budget_left(text: str) -> bool:
+    st = _CHECKED
+    if st["text"] is not text:
+        st.update(text=text, broken=None, count=0)
+    return st["count"] < MAX_REWRITE_CHECKS
+
+
+def _spend(text: str) -> bool:
+    """Count one whole-file check of a rewrite of ``text``: False once its budget is spent."""
+    if not _budget_left(text):
+        return False
+    _CHECKED["count"] += 1
+    return True
+
+
 def _python_ok(text: str, edits) -> bool:
+    if not _spend(text):
+        return False  # no more rewrites for this file: each check parses all of it
     try:
         ast.parse(apply_edits(text, edits))
     except (SyntaxError, ValueError):
