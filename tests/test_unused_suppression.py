@@ -8,7 +8,7 @@ from helpers import concise_rows, write
 JOB = """\
 #!/bin/bash
 # nightly: export the orders table
-exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/export.lock"
+exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/export.lock" || exit 3
 flock -n 9 || exit 0  # noqa: LCK401, LCK201
 # lockcheck: disable=LCK403
 pg_dump orders > /srv/export/orders.sql
@@ -59,7 +59,7 @@ def test_fix_drops_unused_codes_and_comments(cli, tmp_path):
     assert p.read_text() == (
         "#!/bin/bash\n"
         "# nightly: export the orders table\n"
-        'exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/export.lock"\n'
+        'exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/export.lock" || exit 3\n'
         "flock -n 9 || exit 0  # noqa: LCK401\n"
         "pg_dump orders > /srv/export/orders.sql\n"
         "echo done\n"

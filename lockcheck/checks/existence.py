@@ -105,6 +105,7 @@ def check_then_create(ctx: Context):
     "error",
     "A creation used as a lock that does not fail when the name exists: every run goes ahead.",
     "suggestion",  # RULES.md's unsafe PowerShell fix comes with that frontend
+    help="Take a flock on an open descriptor instead: it fails while another run holds it",
 )
 def acquire_never_fails(ctx: Context):
     for nx in ctx.facts.non_exclusive:
@@ -114,9 +115,7 @@ def acquire_never_fails(ctx: Context):
         yield ctx.finding(
             "LCK109",
             nx.span,
-            f"`{nx.mechanism}`{_where(nx.path)} succeeds when the name already exists "
-            f"({nx.why}): the busy branch never runs and every run goes ahead; take a flock "
-            "on an open descriptor instead",
+            f"`{nx.mechanism}` succeeds when the name exists ({nx.why}): every run goes ahead",
             fix=fix,
             suggestion=shown(nx.suggestion),
         )

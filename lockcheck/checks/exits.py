@@ -127,6 +127,7 @@ def exit_trap_overrides_status(ctx: Context):
     "warning",
     "The busy branch of a descriptor lock also runs when the lock file cannot be opened.",
     "suggestion",
+    help='Check the open on its own: `exec 9<>"$LOCK" || exit 3`, or open before the `try`',
 )
 def lock_open_failure_read_as_busy(ctx: Context):
     shell = ctx.facts.language == "shell"
@@ -134,17 +135,13 @@ def lock_open_failure_read_as_busy(ctx: Context):
         if not acq.open_failure_is_busy or acq.busy is None or acq.kind is LockKind.EXISTENCE:
             continue
         if shell:
-            what = "the `exec` that opens the lock file is not checked"
-            todo = 'check the open on its own (`exec 9<>"$LOCK" || exit 3`)'
+            what = "unchecked `exec` of the lock file"
         else:
-            what = "the handler of the busy branch also catches the open's errors"
-            todo = "open the lock file before the `try`, or catch only the contention error"
+            what = "the busy handler also catches the open's errors"
         yield ctx.finding(
             "LCK406",
             acq.open_span or acq.span,
-            f"{what}: when it cannot be opened or created (a missing directory, no "
-            "permission, a name another user made) the run reports busy, every time, and no "
-            f"work is ever done; {todo}",
+            f"{what}: a lock file that cannot be opened reads as busy on every run",
             suggestion=shown(acq.open_check_fix),
         )
 
