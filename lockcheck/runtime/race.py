@@ -28,21 +28,31 @@ from dataclasses import dataclass, field
 BUSY_CODE = 75
 
 # The overlap sentinel.  argv: ROUND_DIR TOKEN HOLD_SECONDS.  The round directory holds
-# "inside" while a payload runs; a second entrant finds it and leaves "overlap.TOKEN".
+# "inside" (naming the copy) while a payload runs; an entrant of another copy finds it and
+# leaves "overlap.TOKEN".
 SENTINEL = r"""
 import os, sys, time
 d, token, hold = sys.argv[1], sys.argv[2], float(sys.argv[3])
 open(os.path.join(d, "ran." + token), "w").close()
 inside = os.path.join(d, "inside")
+mine = os.path.join(d, "in.%s.%d" % (token, os.getpid()))
+with open(mine, "w") as fh:
+    fh.write(token)
 try:
-    fd = os.open(inside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.link(mine, inside)  # atomic: fails while another entrant is inside
 except FileExistsError:
-    open(os.path.join(d, "overlap." + token), "w").close()
+    try:
+        with open(inside) as fh:
+            other = fh.read()
+    except OSError:
+        other = token
+    if other != token:  # the same copy's own parallel work is not an overlap
+        open(os.path.join(d, "overlap." + token), "w").close()
     time.sleep(hold)
 else:
     time.sleep(hold)
-    os.close(fd)
     os.unlink(inside)
+os.unlink(mine)
 """
 
 
