@@ -81,7 +81,7 @@ class Fix:
 
 class PartKind(str, Enum):
     LIT = "lit"  # literal text
-    HOME = "home"  # $HOME, ~, Path.home(), os.path.expanduser("~")
+    HOME = "home"  # $HOME, ~, Path.home(), os.path.expanduser("~"), os.homedir(), $env:USERPROFILE
     SCRIPT_DIR = "script_dir"  # $(dirname "$0"), ${BASH_SOURCE%/*}, Path(__file__).parent
     SCRIPT_NAME = "script_name"  # $(basename "$0"), ${0##*/}, Path(__file__).stem
     SCRIPT = "script"  # "$0" / __file__ itself
@@ -223,6 +223,12 @@ class Acquire:
     function: str | None = None  # enclosing function, if any
     # LCK502: the lock moved to a private directory, opened without truncating (shown only)
     placement_suggestion: FixTemplate | None = None
+    # a creation used as the test of a busy branch that succeeds when the name exists
+    # (mkdir -p, mkdirSync(L, {recursive: true}), New-Item -Force): both runs go ahead
+    never_fails: bool = False
+    never_fails_fix: FixTemplate | None = None  # makes the creation fail on an existing name
+    # a named OS mutex (no file: path is None): its name as written, when it is a literal
+    mutex_name: str | None = None
 
 
 @dataclass
@@ -308,7 +314,7 @@ class ParseError:
 @dataclass
 class FileFacts:
     path: str
-    language: str  # "shell" | "python"
+    language: str  # "shell" | "python" | "javascript" | "powershell"
     text: str
     acquires: list[Acquire] = field(default_factory=list)
     removals: list[Removal] = field(default_factory=list)

@@ -30,7 +30,7 @@ def parse_error(ctx: Context):
 
 def _existence_locks(ctx: Context):
     for acq in ctx.facts.acquires:
-        if acq.kind is LockKind.EXISTENCE and not acq.service_record:
+        if acq.kind is LockKind.EXISTENCE and not acq.service_record and not acq.never_fails:
             yield acq
 
 
@@ -166,3 +166,26 @@ def release_before_acquire(ctx: Context):
                 fix=fix,
             )
             break
+
+
+@rule(
+    "LCK109",
+    "acquire-never-fails",
+    "error",
+    "A creation used as a lock that succeeds when the name exists.",
+)
+def acquire_never_fails(ctx: Context):
+    for acq in ctx.facts.acquires:
+        if not acq.never_fails:
+            continue
+        fix = None
+        if acq.never_fails_fix is not None:
+            fix = Fix(Applicability.UNSAFE, acq.never_fails_fix.message, acq.never_fails_fix.edits)
+        yield ctx.finding(
+            "LCK109",
+            acq.span,
+            f"`{acq.mechanism}`{_where(acq.path)} succeeds when the name already exists, so "
+            "the busy branch is never taken and two runs go ahead at once; make the creation "
+            "fail on an existing name, or hold a flock on an open descriptor",
+            fix=fix,
+        )
