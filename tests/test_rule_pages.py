@@ -21,7 +21,7 @@ SHELL_ONLY = {"LCK403", "LCK404"}  # RULES.md: shell-only by nature
 # rules whose pages show only some languages: LCK407 is about PowerShell's named mutex;
 # LCK109 is recognised by the Node.js and PowerShell frontends (the shell and Python
 # frontends do not report it yet: an open issue)
-PAGE_LANGUAGES = {"LCK407": ["powershell"], "LCK109": ["javascript"]}
+PAGE_LANGUAGES = {"LCK407": ["powershell"], "LCK109": ["javascript", "powershell"]}
 # every page of a rule that applies to these languages shows them (see README.md)
 NEW_LANGUAGES = ("javascript", "powershell")
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety"]

@@ -88,4 +88,4 @@ def rule_url(code: str) -> str:
 
 
 # import the rule modules so that they register themselves
-from . import existence, exits, placement, processes, removal, suppression  # noqa: E402,F401
+from . import existence, exits, mutex, placement, processes, removal, suppression  # noqa: E402,F401

@@ -173,6 +173,9 @@ def release_before_acquire(ctx: Context):
     "acquire-never-fails",
     "error",
     "A creation used as a lock that succeeds when the name exists.",
+    "unsafe",
+    help="Make the creation fail on an existing name (PowerShell: drop `-Force`, add "
+    "`-ErrorAction Stop`), or hold a descriptor lock",
 )
 def acquire_never_fails(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -184,8 +187,7 @@ def acquire_never_fails(ctx: Context):
         yield ctx.finding(
             "LCK109",
             acq.span,
-            f"`{acq.mechanism}`{_where(acq.path)} succeeds when the name already exists, so "
-            "the busy branch is never taken and two runs go ahead at once; make the creation "
-            "fail on an existing name, or hold a flock on an open descriptor",
+            f"`{acq.mechanism}`{_where(acq.path)} succeeds when the name already exists: the "
+            "busy branch is never taken and two runs go ahead at once",
             fix=fix,
         )
