@@ -183,27 +183,39 @@ class Cleanup:
         return False
 
     def _stale(self, check: Any, pid_file: Any) -> None:
-        """Removals and overwrites of the PID file after the check, in the function that
-        makes the check or calls the helper that makes it."""
-        scopes = [syntax.function_of(check)]
-        if scopes[0] is not None:
-            scopes += [syntax.function_of(s) for s in self.names.call_sites(scopes[0])]
-        sites = [check] + (self.names.call_sites(scopes[0]) if scopes[0] is not None else [])
-        start = min(s.start_byte for s in sites[1:] or sites)
-        for c in self.tree.calls:
-            if c.start_byte <= start or syntax.function_of(c) not in scopes[1:] + scopes[:1]:
-                continue
-            q = self.names.callee(c)
-            if q not in REMOVES and q not in OVERWRITES:
-                continue
-            path = self.names.path(arg(c, 0))
-            if path is None or path.key() != pid_file.key():
-                continue
-            self.facts.removals.append(
-                Removal(
-                    path, self.tree.span(c), stale_guard="dead-holder", overwrite=q in OVERWRITES
-                )
+        """Removals and overwrites of the PID file after the decision (the check, or the
+        call of the helper that makes it) in the block that holds the decision: the branch
+        taken when the holder was judged dead."""
+        func = syntax.function_of(check)
+        sites = self.names.call_sites(func) if func is not None else []
+        for decision in sites or [check]:
+            block = next(
+                (a for a in syntax.ancestors(decision) if a.type in ("statement_block", "program")),
+                None,
             )
+            if block is None:
+                continue
+            for c in syntax.descendants(block, "call_expression"):
+                if c.start_byte <= decision.end_byte:
+                    continue
+                q = self.names.callee(c)
+                if q not in REMOVES and q not in OVERWRITES:
+                    continue
+                if any(
+                    a.type == "finally_clause"
+                    for a in syntax.ancestors(c)
+                    if syntax.within(a, block)
+                ):
+                    continue
+                path = self.names.path(arg(c, 0))
+                if path is None or path.key() != pid_file.key():
+                    continue
+                span = self.tree.span(c)
+                if any(r.span == span for r in self.facts.removals if r.stale_guard):
+                    continue
+                self.facts.removals.append(
+                    Removal(path, span, stale_guard="dead-holder", overwrite=q in OVERWRITES)
+                )
 
     # -- release coverage ------------------------------------------------------------------------
     def _coverage(self) -> None:

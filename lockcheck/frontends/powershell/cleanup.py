@@ -131,12 +131,22 @@ class Cleanup:
         return False
 
     def _stale(self, check: Any, pid_file: Any) -> None:
-        scope = syntax.scope_of(check)
-        for cmd in self.tree.commands:
+        """Removals and overwrites of the PID file after the check, in the block that holds
+        it (the branch taken when the holder was judged dead), outside any ``finally``."""
+        block = next(
+            (a for a in syntax.ancestors(check) if a.type in ("statement_block", "program")), None
+        )
+        if block is None:
+            return
+        for cmd in syntax.descendants(block, "command"):
             name = syntax.command_name(cmd)
-            if cmd.start_byte <= check.end_byte or syntax.scope_of(cmd) != scope:
+            if cmd.start_byte <= check.end_byte:
                 continue
             if name not in REMOVES and name not in OVERWRITES:
+                continue
+            if any(
+                a.type == "finally_clause" for a in syntax.ancestors(cmd) if syntax.within(a, block)
+            ):
                 continue
             c = self.values.command(cmd)
             p = self.values.path(c.get("path", "literalpath", "filepath", position=0))
