@@ -699,3 +699,21 @@ def test_cli_unsafe_fix_sets_skip_code(tmp_path):
         text=True,
     )
     assert "process.exit(75);" in p.read_text(), proc.stdout + proc.stderr
+
+
+def test_mkdirp_helper_is_not_a_lock():
+    """webpack-style mkdirp: EEXIST is handled and the work goes on."""
+    src = """
+        const fs = require("fs");
+        function mkdirp(p, callback) {
+          fs.mkdir(p, (err) => {
+            if (err) {
+              if (err.code === "EEXIST") return callback();
+              return callback(err);
+            }
+            callback();
+          });
+        }
+        mkdirp("/srv/out/cache", () => build());
+    """
+    assert codes(src) == set()

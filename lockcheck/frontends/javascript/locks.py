@@ -95,6 +95,13 @@ class Locks:
                     return syntax.block_statements(body), h
         return None, None
 
+    def decides(self, acq: Acquire, handler: Any) -> bool:
+        """A creation is a lock when its name says so, or when its "exists" failure ends
+        the run (mkdirp helpers and output files handle EEXIST and go on)."""
+        if lockish_name(acq.path):
+            return True
+        return self._eexist(handler) and acq.busy is not None and acq.busy.ends_run
+
     def _eexist(self, handler: Any) -> bool:
         return handler is not None and "EEXIST" in text(handler)
 
@@ -122,13 +129,13 @@ class Locks:
                 acq.busy = self.busy.branch(stmts, call)
                 self.add(acq, call)
             return
-        if stmts is None and not lockish_name(path):
-            return  # an exclusive create of output, not a lock
         acq = Acquire(
             LockKind.EXISTENCE, f'{q.split(".")[-1]}(..., "{flags}")', path, self.tree.span(call)
         )
         if stmts is not None:
             acq.busy = self.busy.branch(stmts, call)
+        if not self.decides(acq, handler):
+            return  # an exclusive create of output, not a lock
         self.add(acq, call)
 
     # -- mkdir -----------------------------------------------------------------------------------
@@ -154,12 +161,12 @@ class Locks:
             elif path is not None:
                 self.facts.dirs_made.append(path)
             return
-        if not as_test:
+        acq = Acquire(LockKind.EXISTENCE, q.split(".")[-1], path, self.tree.span(call))
+        acq.busy = self.busy.branch(stmts, call) if as_test else None
+        if not as_test or not self.decides(acq, handler):
             if path is not None:
                 self.facts.created.append(path)
             return
-        acq = Acquire(LockKind.EXISTENCE, q.split(".")[-1], path, self.tree.span(call))
-        acq.busy = self.busy.branch(stmts, call)
         self.add(acq, call)
 
     # -- libraries -------------------------------------------------------------------------------
@@ -255,6 +262,8 @@ class Locks:
                     body = ifn.child_by_field_name("alternative" if negated else "consequence")
                     if body is not None and not syntax.within(c, body):
                         acq.busy = self.busy.branch(syntax.block_statements(body), test)
+                if not (lockish_name(cpath) or (acq.busy is not None and acq.busy.ends_run)):
+                    continue  # "create it if missing", not a guard
                 self.add(acq, c)
                 taken.add(c.start_byte)
                 break

@@ -44,7 +44,19 @@ class Names:
         self.imports: dict[str, str] = {}  # local name -> qualified name
         self.bindings: dict[str, list[tuple[Any, Any]]] = {}  # name -> [(value, scope)]
         self.functions: dict[str, Any] = {}  # name -> function node
+        self.calls_by_name: dict[str, list[Any]] = {}  # callee's last name -> calls
+        self._paths: dict[tuple[int, int], PathExpr | None] = {}
+        self._memo: dict[tuple[int, int, str], list[Part]] = {}
         self._index()
+        for c in tree.calls:
+            fn = c.child_by_field_name("function")
+            fn = unwrap(fn) if fn is not None else None
+            if fn is None:
+                continue
+            if fn.type == "member_expression":
+                fn = fn.child_by_field_name("property")
+            if fn is not None and fn.type in ("identifier", "property_identifier"):
+                self.calls_by_name.setdefault(text(fn), []).append(c)
 
     # -- indexing ----------------------------------------------------------------------------
     def _index(self) -> None:
@@ -214,21 +226,7 @@ class Names:
 
     def call_sites(self, func: Any) -> list[Any]:
         name = syntax.function_name(func)
-        if not name:
-            return []
-        out = []
-        for c in self.tree.calls:
-            fn = c.child_by_field_name("function")
-            if fn is None:
-                continue
-            fn = unwrap(fn)
-            if fn.type == "identifier" and text(fn) == name:
-                out.append(c)
-            elif fn.type == "member_expression":
-                prop = fn.child_by_field_name("property")
-                if prop is not None and text(prop) == name:
-                    out.append(c)
-        return out
+        return list(self.calls_by_name.get(name, [])) if name else []
 
     def param_values(self, func: Any, name: str) -> list[Any]:
         i = self.param_index(func, name)
@@ -250,13 +248,25 @@ class Names:
         node = unwrap(node)
         if node is None:
             return None
-        parts = self._parts(node, 0)
-        return PathExpr(tuple(_merge(parts)), text(node))
+        key = (node.start_byte, node.end_byte)
+        if key not in self._paths:
+            self._paths[key] = PathExpr(tuple(_merge(self._parts(node, 0))), text(node))
+        return self._paths[key]
 
     def _parts(self, node: Any, depth: int) -> list[Part]:
+        """Memoised per node (a name used in many places is resolved once); a node met again
+        while it is being resolved (``x = x + "/a"``) is unknown."""
         node = unwrap(node)
         if node is None or depth > MAX_DEPTH:
             return [Part(PartKind.UNKNOWN)]
+        key = (node.start_byte, node.end_byte, node.type)
+        memo = self._memo.get(key)
+        if memo is None:
+            self._memo[key] = [Part(PartKind.UNKNOWN, text(node)[:60])]
+            memo = self._memo[key] = self._parts_of(node, depth)
+        return memo
+
+    def _parts_of(self, node: Any, depth: int) -> list[Part]:
         t = node.type
         if t == "string":
             return [Part(PartKind.LIT, string_value(node) or "")]
@@ -296,6 +306,8 @@ class Names:
         if name == "__filename":
             return [Part(PartKind.SCRIPT)]
         vals = self.values(node)
+        if len(vals) > 4:
+            return [Part(PartKind.UNKNOWN, name)]
         if vals:
             alts = [self._parts(v, depth + 1) for v in vals]
             if all(a == alts[0] for a in alts):

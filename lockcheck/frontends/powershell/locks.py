@@ -210,10 +210,26 @@ class Locks:
         never = force or ea in _NONFAILING_EA or not stop
         mech = "New-Item" + (" -Force" if force else "")
         acq = Acquire(LockKind.EXISTENCE, mech, path, self.tree.span(cmd), never_fails=never)
+        acq.busy = self.busy(syntax.statements(syntax.block_of(catch)), cmd)
+        if not self.decides(acq, catch):
+            if path is not None:
+                (self.facts.dirs_made if kind == "directory" else self.facts.created).append(path)
+            return
         if never:
             acq.never_fails_fix = self._new_item_fix(cmd, c)
-        acq.busy = self.busy(syntax.statements(syntax.block_of(catch)), cmd)
         self.add(acq, cmd)
+
+    def decides(self, acq: Acquire, catch: Any) -> bool:
+        """A creation is a lock when its name says so, when its catch tells "exists" apart,
+        or when the catch skips (exit 0, bare exit, return); a catch that reports an error
+        and exits non-zero is error handling (``New-Item`` of an output folder)."""
+        if lockish_name(acq.path):
+            return True
+        b = acq.busy
+        if b is None or not b.ends_run:
+            return False
+        src = text(catch).lower() if catch is not None else ""
+        return b.status == 0 or any(w in src for w in ("exist", "ioexception", "busy", "running"))
 
     def _ends(self, catch: Any) -> bool:
         return any(
@@ -280,7 +296,7 @@ class Locks:
         else:
             return
         acq.busy = self._busy_of_try(inv)
-        if acq.kind is LockKind.EXISTENCE and acq.busy is None and not lockish_name(path):
+        if acq.kind is LockKind.EXISTENCE and not self.decides(acq, self.catch_of(inv)[1]):
             return
         self.add(acq, inv)
 
@@ -381,6 +397,8 @@ class Locks:
                 stmts = self.if_branch(ifn, not negated)
                 if stmts is not None:
                     acq.busy = self.busy(stmts, test)
+                if not (lockish_name(cpath) or (acq.busy is not None and acq.busy.ends_run)):
+                    continue  # "create it if missing", not a guard
                 self.add(acq, cmd)
                 taken.add(cmd.start_byte)
                 break
