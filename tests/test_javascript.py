@@ -717,3 +717,27 @@ def test_mkdirp_helper_is_not_a_lock():
         mkdirp("/srv/out/cache", () => build());
     """
     assert codes(src) == set()
+
+
+def test_mkdirp_sync_that_rethrows_is_not_a_lock():
+    """webpack's mkdirpSync shape: the first way out of the catch is a throw."""
+    src = """
+        const fs = require("fs");
+        const path = require("path");
+        const mkdirpSync = (p) => {
+          try {
+            fs.mkdirSync(p);
+          } catch (err) {
+            if (err.code === "ENOENT") {
+              const dir = path.dirname(p);
+              if (dir === p) throw err;
+              mkdirpSync(dir);
+              return;
+            }
+            if (err.code === "EEXIST") return;
+            throw err;
+          }
+        };
+        mkdirpSync("/srv/out/cache");
+    """
+    assert codes(src) == set()

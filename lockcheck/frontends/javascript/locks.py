@@ -100,7 +100,14 @@ class Locks:
         the run (mkdirp helpers and output files handle EEXIST and go on)."""
         if lockish_name(acq.path):
             return True
-        return self._eexist(handler) and acq.busy is not None and acq.busy.ends_run
+        b = acq.busy
+        if (
+            b is None
+            or not b.ends_run
+            or self.tree.text[b.span.start : b.span.end].startswith("throw")
+        ):
+            return False  # rethrowing is error handling, not a skip
+        return self._eexist(handler)
 
     def _eexist(self, handler: Any) -> bool:
         return handler is not None and "EEXIST" in text(handler)
