@@ -174,8 +174,7 @@ def release_before_acquire(ctx: Context):
     "error",
     "A creation used as a lock that succeeds when the name exists.",
     "unsafe",
-    help="Make the creation fail on an existing name (PowerShell: drop `-Force`, add "
-    "`-ErrorAction Stop`), or hold a descriptor lock",
+    help="Make it fail on an existing name (no `-Force`, `-ErrorAction Stop`), or hold a descriptor lock",
 )
 def acquire_never_fails(ctx: Context):
     for acq in ctx.facts.acquires:
@@ -187,7 +186,6 @@ def acquire_never_fails(ctx: Context):
         yield ctx.finding(
             "LCK109",
             acq.span,
-            f"`{acq.mechanism}`{_where(acq.path)} succeeds when the name already exists: the "
-            "busy branch is never taken and two runs go ahead at once",
+            f"`{acq.mechanism}` cannot fail on an existing name: no run is ever busy",
             fix=fix,
         )

@@ -22,6 +22,6 @@ def session_local_mutex(ctx: Context):
         yield ctx.finding(
             "LCK407",
             acq.span,
-            f"named mutex `{name}` lives in this logon session only: a scheduled task and an "
-            "interactive run do not exclude each other",
+            f"named mutex `{name}` is local to one logon session: other sessions' runs are "
+            "not excluded",
         )
