@@ -540,3 +540,28 @@ def test_output_folder_idioms_are_not_locks():
     assert codes(ensure) == set() and codes(handler) == set()
     skip = handler.replace("exit 1", "exit 0")
     assert "LCK401" in codes(skip)
+
+
+def test_output_guard_that_throws_is_not_a_lock():
+    """PowerShell's packaging module: refuse to overwrite an output file (throw), else write."""
+    src = """
+        function Export-Perms {
+            param([string]$FilePath)
+            if (Test-Path $FilePath) {
+                throw "File '$FilePath' already exists."
+            }
+            @{} | ConvertTo-Json | Out-File -FilePath $FilePath
+            Remove-Item $FilePath
+        }
+    """
+    assert codes(src) == set()
+
+
+def test_item_assigned_from_new_item_is_the_scripts_own():
+    src = """
+        $flag = New-Item 'C:\\ProgramData\\job\\child.lock' -ItemType File
+        Start-Process pwsh -ArgumentList '-File', 'child.ps1'
+        Remove-Item $flag
+    """
+    assert "LCK107" not in codes(src)
+    assert "LCK107" in codes("Remove-Item 'C:\\ProgramData\\job\\child.lock'\n")

@@ -219,6 +219,12 @@ class Locks:
             acq.never_fails_fix = self._new_item_fix(cmd, c)
         self.add(acq, cmd)
 
+    def skips(self, b: BusyBranch | None) -> bool:
+        """The branch ends the run without raising (``throw`` is error handling)."""
+        if b is None or not b.ends_run:
+            return False
+        return not self.tree.text[b.span.start : b.span.end].lower().startswith("throw")
+
     def decides(self, acq: Acquire, catch: Any) -> bool:
         """A creation is a lock when its name says so, when its catch tells "exists" apart,
         or when the catch skips (exit 0, bare exit, return); a catch that reports an error
@@ -226,7 +232,7 @@ class Locks:
         if lockish_name(acq.path):
             return True
         b = acq.busy
-        if b is None or not b.ends_run:
+        if not self.skips(b):
             return False
         src = text(catch).lower() if catch is not None else ""
         return b.status == 0 or any(w in src for w in ("exist", "ioexception", "busy", "running"))
@@ -397,7 +403,7 @@ class Locks:
                 stmts = self.if_branch(ifn, not negated)
                 if stmts is not None:
                     acq.busy = self.busy(stmts, test)
-                if not (lockish_name(cpath) or (acq.busy is not None and acq.busy.ends_run)):
+                if not (lockish_name(cpath) or self.skips(acq.busy)):
                     continue  # "create it if missing", not a guard
                 self.add(acq, cmd)
                 taken.add(cmd.start_byte)

@@ -200,6 +200,8 @@ class Values:
             d = PathExpr(tuple(_merge(inner))).dirname()
             if d is not None:
                 return list(d.parts)
+        if c.name in ("new-item", "ni"):  # $lock = New-Item P: the item at P
+            return self._parts(c.get("path", "literalpath", position=0), depth + 1)
         if c.name in ("get-location", "pwd"):
             return [Part(PartKind.CWD)]
         return [Part(PartKind.UNKNOWN, text(node)[:60])]
