@@ -593,7 +593,7 @@ def cmd_scan(args) -> int:
 
     if args.show_files:
         for t in sorted(targets, key=lambda t: t.display):
-            if t.language is not None:
+            if t.language is not None or t.definition is not None:
                 out(f"{t.display}\n")
         return 2 if status_error else 0
 
@@ -608,6 +608,10 @@ def cmd_scan(args) -> int:
 
     results = run(targets, progress=progress, jobs=args.jobs)
     progress.done()
+    if not stdin:
+        from .definitions.join import analyze_tree
+
+        analyze_tree(targets, results, paths)
 
     sources: dict[str, str] = {}
     absolute: dict[str, str] = {}

@@ -48,6 +48,7 @@ KEYS = {
     "strict",
     "file-timeout",
     "file-memory",
+    "definitions",
 }
 
 
@@ -228,6 +229,11 @@ def apply_config(cfg: ConfigFile, settings: Settings) -> Settings:
             s.file_memory = parse_size(data["file-memory"])
         except ValueError as exc:
             raise ConfigError(f"{_where(cfg, 'file-memory')}: {exc}") from None
+    if "definitions" in data:
+        v = data["definitions"]
+        if not isinstance(v, bool):
+            raise ConfigError(f"{_where(cfg, 'definitions')}: expected true or false")
+        s.definitions = v
     s.config_file = cfg.path
     s.project_root = base
     return s

@@ -34,6 +34,7 @@ class Target:
     explicit: bool
     settings: Settings
     data: bytes | None = None  # content read from standard input (path "-")
+    definition: str | None = None  # a job definition's kind (lockcheck.definitions.KINDS)
 
 
 def read_head(path: str) -> bytes:
@@ -51,6 +52,14 @@ def detect_language(path: str) -> str | None:
     if lower.endswith(KNOWN_EXTENSIONS):
         return language_of(path, b"")
     return language_of(path, read_head(path))
+
+
+def definition_kind(path: str, settings: Settings) -> str | None:
+    if not settings.definitions:
+        return None
+    from .definitions.discover import kind_of
+
+    return kind_of(path)
 
 
 # --------------------------------------------------------------------------- ignore rules
@@ -255,7 +264,9 @@ class Discovery:
                 if real in seen or not self._reachable(ap, True):
                     continue
                 seen.add(real)
-                out.append(Target(ap, display_path(ap), detect_language(ap), True, settings))
+                lang = detect_language(ap)
+                kind = definition_kind(ap, settings) if lang is None else None
+                out.append(Target(ap, display_path(ap), lang, True, settings, definition=kind))
         return out
 
     def _walk(self, top: str):
@@ -295,9 +306,10 @@ class Discovery:
                 if ex.match(e.path, False, own_only=True) or ignores.ignored(e.path, False):
                     continue
                 lang = detect_language(e.path)
-                if lang is None:
+                kind = definition_kind(e.path, settings) if lang is None else None
+                if lang is None and kind is None:
                     continue
-                yield Target(e.path, display_path(e.path), lang, False, settings)
+                yield Target(e.path, display_path(e.path), lang, False, settings, definition=kind)
             for sub in reversed(subdirs):
                 stack.append((sub, ignores.enter(sub)))
 

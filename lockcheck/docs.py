@@ -16,6 +16,11 @@ the kind (``bad``, ``good`` or ``fixed``), then ``key=value`` options:
                    accepted alternatives for some codes).
 ``allow=LCK101``   codes a good block may still show at warning or above (a page about one
                    defect can show its cure on a construct another rule advises against).
+``file=PATH``      the block is a job definition (``yaml``, ``ini``, ``xml``, ``crontab``,
+                   ``hcl``, or ``python`` for a DAG) checked at PATH in a scanned tree.
+``script=PATH:lock`` / ``script=PATH:nolock``   the tree also holds a script at PATH that
+                   takes a lock or none (the definition's command starts it).
+``timer=PATH``     the tree also holds a timer at PATH that starts the block's unit.
 
 A ``fixed`` block is the expected result of applying the page's fix to the nearest bad block
 of the same language before it.
@@ -45,6 +50,8 @@ _LANGUAGES = {
     "pwsh": "powershell",
 }
 _SUFFIXES = {"shell": ".sh", "python": ".py", "javascript": ".js", "powershell": ".ps1"}
+# job definitions (``file=`` says which kind by its path)
+_LANGUAGES.update(dict.fromkeys(("yaml", "ini", "xml", "crontab", "hcl"), "definition"))
 KINDS = ("bad", "good", "fixed")
 
 
@@ -54,13 +61,16 @@ class Example:
 
     code: str  # the page's rule code
     kind: str  # "bad" | "good" | "fixed"
-    language: str  # "shell" | "python" | "javascript" | "powershell"
+    language: str  # "shell" | "python" | "javascript" | "powershell" | "definition"
     text: str
     # one entry per expected finding of ``code`` (bad blocks): the accepted lines, preferred first
     accepted: tuple[tuple[int, ...], ...] = ()
     allow: tuple[str, ...] = ()  # codes a good block may still show at warning or above
     page_line: int = 0  # line of the opening fence in the page
     info: str = ""
+    file: str = ""  # a job definition's path in the scanned tree
+    scripts: tuple[tuple[str, bool], ...] = ()  # (path, takes a lock) beside the definition
+    timer: str = ""  # a timer's path that starts the (systemd) definition
 
     @property
     def lines(self) -> tuple[int, ...]:
@@ -69,7 +79,7 @@ class Example:
 
     @property
     def suffix(self) -> str:
-        return _SUFFIXES[self.language]
+        return _SUFFIXES.get(self.language, ".py")
 
 
 def _repo_rules_dir() -> Path:
@@ -123,7 +133,7 @@ def _parse_info(info: str) -> tuple[str | None, str | None, dict[str, str]]:
         if not sep:
             raise ValueError(f"option without value in code block info {info!r}")
         opts[key] = value
-    unknown = set(opts) - {"lines", "allow"}
+    unknown = set(opts) - {"lines", "allow", "file", "script", "timer"}
     if unknown:
         raise ValueError(f"unknown option {sorted(unknown)} in code block info {info!r}")
     return _LANGUAGES[words[0].lower()], words[1], opts
@@ -169,6 +179,13 @@ def parse_examples(code: str, page: str) -> list[Example]:
                 allow=tuple(c for c in opts.get("allow", "").upper().split(",") if c),
                 page_line=start + 1,
                 info=info,
+                file=opts.get("file", ""),
+                timer=opts.get("timer", ""),
+                scripts=tuple(
+                    (p, flag == "lock")
+                    for p, _, flag in (s.partition(":") for s in opts.get("script", "").split(","))
+                    if p
+                ),
             )
         )
     return out

@@ -120,7 +120,7 @@ class PathExpr:
                 out.append(p.value)
             elif p.kind is PartKind.HOME:
                 out.append("~")
-            elif p.kind is PartKind.VAR and p.default is not None:
+            elif p.kind in (PartKind.VAR, PartKind.ARG) and p.default is not None:
                 out.append("${" + p.value + ":-" + p.default.render() + "}")
             elif p.kind is PartKind.VAR:
                 out.append("${" + p.value + "}")
@@ -223,12 +223,40 @@ class Acquire:
     function: str | None = None  # enclosing function, if any
     # LCK502: the lock moved to a private directory, opened without truncating (shown only)
     placement_suggestion: FixTemplate | None = None
-    # a creation used as the test of a busy branch that succeeds when the name exists
-    # (mkdir -p, mkdirSync(L, {recursive: true}), New-Item -Force): both runs go ahead
-    never_fails: bool = False
-    never_fails_fix: FixTemplate | None = None  # makes the creation fail on an existing name
+    # LCK406: a descriptor/handle lock whose busy branch is also taken when the lock file
+    # cannot be opened or created (shell: an `exec 9>L` nothing checks, in bash outside POSIX
+    # mode and without `set -e`; Python, Node, PowerShell: the handler that is the busy branch
+    # also catches the open's errors - `except OSError` around both the open and the
+    # acquire, `catch (e)` without a test of `e.code`).  ``open_span`` is then the open: the
+    # `exec`, or the open call inside the `try`.  Frontends leave it False when the handler
+    # tells contention apart (`except BlockingIOError`, `EWOULDBLOCK`/`EAGAIN`, `ELOCKED`).
+    open_failure_is_busy: bool = False
+    open_check_fix: FixTemplate | None = None  # LCK406: checks the open on its own (shown only)
     # a named OS mutex (no file: path is None): its name as written, when it is a literal
     mutex_name: str | None = None
+
+
+@dataclass
+class NonExclusiveCreate:
+    """A creation used as a lock - its failure (or the test before it) leads to a busy branch,
+    as "Deciding what is a lock" says - that does not fail when the name already exists, so
+    the busy branch never runs and every run goes ahead (LCK109): shell `mkdir -p L || exit`;
+    Python `os.makedirs(L, exist_ok=True)`, `Path.mkdir(exist_ok=True)`, `open(L, "w"/"a")` in
+    a `try` whose `except FileExistsError` is the busy branch; Node `mkdirSync(L, {recursive:
+    true})` or a `"w"` open whose `catch` tests `EEXIST`; PowerShell `New-Item -Force`,
+    `-ErrorAction SilentlyContinue`/`Ignore`, or `New-Item` in `try` without `-ErrorAction
+    Stop` (not when `$ErrorActionPreference = 'Stop'` is in effect)."""
+
+    path: PathExpr | None
+    span: Span  # the creating command or call (LCK109 points here)
+    mechanism: str  # words for messages: "mkdir -p", "os.makedirs(..., exist_ok=True)"
+    why: str  # what lets it succeed on an existing name: "-p", "exist_ok=True", "-Force"
+    busy: BusyBranch | None = None  # the branch that never runs (None: a retry loop)
+    # an edit that makes the creation fail on an existing name (PowerShell: drop -Force, set
+    # -ErrorAction Stop): offered as an unsafe fix
+    exclusive_fix: FixTemplate | None = None
+    suggestion: FixTemplate | None = None  # toward the flock pattern (shown only)
+    function: str | None = None
 
 
 @dataclass
@@ -324,12 +352,16 @@ class FileFacts:
     probes: list[Probe] = field(default_factory=list)
     overrides: list[StatusOverride] = field(default_factory=list)
     backgrounds: list[Background] = field(default_factory=list)
+    non_exclusive: list[NonExclusiveCreate] = field(default_factory=list)  # LCK109
     dirs_made: list[PathExpr] = field(default_factory=list)  # mkdir -p / makedirs(exist_ok)
     # files the script creates or writes for other purposes (pid files, markers, outputs)
     created: list[PathExpr] = field(default_factory=list)
     parse_errors: list[ParseError] = field(default_factory=list)
     comments: Mapping[int, str] = field(default_factory=dict)  # line -> comment (real ones)
     init_script: bool = False  # LSB header or a case "$1" in start) dispatcher
+    # a job definition of the scanned tree (crontab, timer, CronJob...) starts this script;
+    # set by whatever joins definitions to scripts, never by a frontend
+    started_by_job: bool = False
 
 
 # --------------------------------------------------------------------------- findings

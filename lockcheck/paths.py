@@ -77,8 +77,8 @@ def _alternatives(path: PathExpr, depth: int = 0) -> list[tuple[Part, ...]]:
     """Expand ${VAR:-default} parts into (VAR itself, default) alternatives."""
     out: list[tuple[Part, ...]] = [()]
     for p in path.parts:
-        if p.kind is PartKind.VAR and p.default is not None and depth < 4:
-            alts = [(Part(PartKind.VAR, p.value),)] + _alternatives(p.default, depth + 1)
+        if p.kind in (PartKind.VAR, PartKind.ARG) and p.default is not None and depth < 4:
+            alts = [(Part(p.kind, p.value),)] + _alternatives(p.default, depth + 1)
             out = [o + a for o in out for a in alts][:16]
         else:
             out = [o + (p,) for o in out]
@@ -175,11 +175,12 @@ def _merge_literals(parts: tuple[Part, ...]) -> PathExpr:
 
 def effective(path: PathExpr) -> PathExpr:
     """The path that runs unless the environment says otherwise: ``${LOCK:-/tmp/x.lock}`` and
-    ``${LOCKDIR:-/tmp}/x.lock`` are their defaults (a private directory variable is not)."""
+    ``${LOCKDIR:-/tmp}/x.lock`` are their defaults (a private directory variable is not), and
+    so is a positional parameter's ``${1:-/tmp/x.lock}``."""
     first = path.parts[0] if path.parts else None
     if (
         first is not None
-        and first.kind is PartKind.VAR
+        and first.kind in (PartKind.VAR, PartKind.ARG)
         and first.default is not None
         and first.value not in PRIVATE_VARS
         and first.default.parts
@@ -238,6 +239,9 @@ def script_relative(path: PathExpr | None) -> str | None:
         return "it lies beside the script"
     if first.kind is PartKind.CWD:
         return "it lies in the working directory"
+    if first.kind is PartKind.SCRIPT_NAME:
+        # `basename $0`.lck: the script's bare name, with no directory before it
+        return "a relative name resolves against the working directory"
     if first.kind is PartKind.LIT:
         v = first.value
         if v and not v.startswith(("/", "~", "\\")) and not re.match(r"^[A-Za-z]:", v):

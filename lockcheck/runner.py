@@ -2,7 +2,7 @@
 
 Every file is handled on its own: an unreadable file or an internal error of a frontend
 becomes one error line (exit status 2 at the end) and the run goes on.  Frontends are imported
-only when a file of their language is analysed, so a shell-only run never imports libcst.
+only when a file of their language is analysed, so a shell-only run never imports the Python grammar.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class FileResult:
     error: str | None = None  # one line, printed as "lockcheck: error: ..."
     warning: str | None = None  # one line, printed as "lockcheck: warning: ..."
     skipped: bool = False  # not analysed (binary, unknown language)
+    takes_lock: bool | None = None  # the script acquires a lock of any kind (job definitions)
 
 
 def source_lines(text: str) -> list[str]:
@@ -136,6 +137,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
 
     res.warning = unknown_codes_warning(_facts)  # `# noqa: LCK999`
     res.findings = findings
+    res.takes_lock = bool(_facts.acquires)
     if findings:
         res.text = text
         res.data = data

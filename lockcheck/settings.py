@@ -19,5 +19,6 @@ class Settings:
     strict: bool = False
     file_timeout: float = 20.0  # seconds of wall-clock time per file (0: no bound)
     file_memory: int = 1 << 30  # bytes of address space per file's analysis (0: no bound)
+    definitions: bool = True  # read job definitions (LCK6xx)
     config_file: str | None = None  # where these settings came from
     project_root: str | None = None  # directory holding the config file

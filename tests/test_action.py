@@ -25,7 +25,7 @@ EXPR = re.compile(r"\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}")
 BAD_SCRIPT = """\
 #!/bin/bash
 # cron: */10 * * * *  scripts/fetch-mail.sh
-exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/fetch-mail.lock"
+exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/fetch-mail.lock" || exit 3
 flock -n 9 || exit 0
 fetchmail --silent
 """
@@ -33,7 +33,7 @@ fetchmail --silent
 GOOD_SCRIPT = """\
 #!/bin/bash
 # cron: 0 * * * *  scripts/mirror.sh
-exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/mirror.lock"
+exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/mirror.lock" || exit 3
 if ! flock -n 9; then
     echo "$(date -Is) mirror skipped" >> /var/log/mirror.log
     exit 75

@@ -9,7 +9,7 @@ from helpers import write
 SILENT_SKIP = """\
 #!/bin/bash
 set -euo pipefail
-exec 9>"$XDG_RUNTIME_DIR/backup.lock"
+exec 9>"$XDG_RUNTIME_DIR/backup.lock" || exit 3
 flock -n 9 || exit 0
 rsync -a /srv/data/ /backup/
 """
@@ -17,7 +17,7 @@ rsync -a /srv/data/ /backup/
 REMOVES_FLOCK_FILE = """\
 #!/bin/bash
 LOCK="$XDG_RUNTIME_DIR/cleanup.lock"
-exec 9>"$LOCK"
+exec 9>"$LOCK" || exit 3
 if ! flock -n 9; then
   logger -t cleanup "busy"
   exit 75

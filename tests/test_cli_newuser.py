@@ -13,7 +13,7 @@ from helpers import write
 # an info finding only (LCK402): the skip is logged, the status is 0
 LOGGED_ZERO_SKIP = """\
 #!/bin/bash
-exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/fetch-mail.lock"
+exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/fetch-mail.lock" || exit 3
 if ! flock -n 9; then
     echo "$(date -Is) skipped" >> /var/log/tickets/skips.log
     exit 0
@@ -36,7 +36,7 @@ send-digest --all
 # an error (LCK401, unsafe fix) and the info finding above
 SILENT_SKIP = """\
 #!/bin/bash
-exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/backup.lock"
+exec 9<>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/backup.lock" || exit 3
 flock -n 9 || exit 0
 rsync -a /srv/data/ /backup/
 """

@@ -245,7 +245,7 @@ def test_info_fails_only_with_fail_on_info_or_strict(cli, tmp_path):
         """\
 #!/bin/bash
 exec >>/var/log/durable.log 2>&1
-exec 9>"$XDG_RUNTIME_DIR/durable.lock"
+exec 9>"$XDG_RUNTIME_DIR/durable.lock" || exit 3
 if ! flock -n 9; then
   echo "$(date) busy, skipped"
   exit 0

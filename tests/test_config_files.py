@@ -9,7 +9,7 @@ from helpers import write
 
 SILENT_SKIP = """\
 #!/bin/bash
-exec 9>"$XDG_RUNTIME_DIR/backup.lock"
+exec 9>"$XDG_RUNTIME_DIR/backup.lock" || exit 3
 flock -n 9 || exit 0
 tar -czf /backup/home.tgz /home
 """

@@ -19,9 +19,9 @@ EXAMPLES = ROOT / "examples"
 # call for the placement rules of descriptor-held locks
 EXPECTED: dict[str, list[tuple[str, tuple[int, ...]]]] = {
     "bad/sync-photos-dropbox.sh": [("LCK102", (9,)), ("LCK401", (11,))],
-    "bad/order-pull.sh": [("LCK502", (6, 7)), ("LCK201", (11,))],
+    "bad/order-pull.sh": [("LCK502", (6, 7)), ("LCK201", (11,)), ("LCK406", (6,))],
     "bad/mail-jobs.sh": [("LCK301", (7,))],
-    "bad/crawler.sh": [("LCK108", (8,))],
+    "bad/crawler.sh": [("LCK108", (8,)), ("LCK406", (12,))],
     "bad/mirror-cron.sh": [("LCK403", (5,))],
     "bad/backup-home.sh": [("LCK404", (10,)), ("LCK405", (18,))],
     "bad/feed_import.py": [

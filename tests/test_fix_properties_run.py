@@ -380,10 +380,15 @@ SANDBOXED = r"/(?:var|opt|srv|backup|etc|mnt|run|tmp|home|usr/sbin|usr/local|dat
 ABS = re.compile(r"(?<![\w.$}/~])(" + SANDBOXED + r"[^\s\"'$)`;|&<>]*)")
 
 
+RACE_VAR = "LOCKCHECK_RACE_PAYLOAD"
+
+
 def _payload_sh(sbx: Path, name: str) -> str:
     return (
         "#!/bin/sh\n"
         f"echo {name!r} >> '{sbx}/payload.log'\n"
+        # under `lockcheck race --payload-env`, the stubbed work is race's overlap sentinel
+        f'[ -n "${{{RACE_VAR}:-}}" ] && eval "${RACE_VAR}"\n'
         f"if [ -e '{sbx}/hold' ]; then\n"
         f"    : > '{sbx}/started'\n"
         f"    n=0; while [ ! -e '{sbx}/release' ] && [ $n -lt 4000 ]; do sleep 0.005; n=$((n+1)); done\n"
@@ -399,6 +404,9 @@ NAMES, MODS, ELIDED = sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].spli
 def payload(name):
     with open(os.path.join(SBX, "payload.log"), "a") as log:
         log.write(name + "\\n")
+    if os.environ.get("LOCKCHECK_RACE_PAYLOAD"):  # lockcheck race --payload-env
+        import subprocess
+        subprocess.run(os.environ["LOCKCHECK_RACE_PAYLOAD"], shell=True)
     if os.path.exists(os.path.join(SBX, "hold")):
         open(os.path.join(SBX, "started"), "w").close()
         end = time.monotonic() + 20
@@ -642,6 +650,28 @@ def test_rewrite_locks_without_runtime_dir_and_excludes_a_second_copy(
         third = box.run()
         assert third.returncode == 0, f"{_out(third)}\n{rw.describe()}"
         assert box.payload_runs() > ran, f"the third copy did not run\n{rw.describe()}"
+
+
+@pytest.mark.parametrize("cid", IDS)
+def test_race_sees_no_overlap_in_a_rewrite(rewrites, cid, tmp_path, request):
+    """`lockcheck race` (issue #13) on each rewrite that takes a lock: three copies started
+    together, ten rounds, the stubbed work replaced by race's overlap sentinel."""
+    _known(request, "run", cid)
+    for k, rw in enumerate(_of(rewrites, cid)):
+        if not _takes_lock(rw):
+            continue
+        box = _sandbox(rw, tmp_path / f"v{k}")
+        proc = subprocess.run(
+            [sys.executable, "-m", "lockcheck", "race", "--output-format", "json"]
+            + ["-j", "3", "-n", "10", "--payload-env", RACE_VAR, "--", *box.argv],
+            env=box.env, cwd=box.root, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.stdout.startswith("{"), f"{proc.stderr}\n{rw.describe()}"
+        rep = json.loads(proc.stdout)
+        assert rep["overlaps"] == 0, f"{rep}\n{rw.describe()}"
+        assert rep["ran_payload"] >= 10, f"{rep}\n{rw.describe()}"
+        assert set(rep["exit_codes"]) <= {"0", str(BUSY)}, f"{rep}\n{rw.describe()}"
+        assert proc.returncode == 0, f"{rep}\n{rw.describe()}"
 
 
 def test_a_rewrite_carried_by_two_findings_is_printed_once(tmp_path):

@@ -25,7 +25,7 @@ FOREIGN = "#!/bin/sh\nrm -f /tmp/nightly-report.lock\n/usr/local/bin/report\n"
 REMOVES_FLOCK_FILE = """\
 #!/bin/bash
 LOCK="$XDG_RUNTIME_DIR/cleanup.lock"
-exec 9>"$LOCK"
+exec 9>"$LOCK" || exit 3
 if ! flock -n 9; then
   logger -t cleanup "busy"
   exit 75
@@ -109,7 +109,7 @@ def test_a_crash_when_fixing_others_still_fixes_them(tmp_path):
     write(tmp_path, "crash.sh", REMOVES_FLOCK_FILE)
     p = write(tmp_path, "cleanup.sh", REMOVES_FLOCK_FILE)
     proc = lockcheck("scan", "--fix", "--output-format", "concise", ".", cwd=tmp_path, env=CRASH)
-    assert "crash.sh:1:1: LCK000 analysis stopped" in proc.stdout.decode()
+    assert "crash.sh:1:1: LCK000 (warning) analysis stopped" in proc.stdout.decode()
     assert "rm -f" not in p.read_text()
 
 
@@ -120,7 +120,7 @@ def test_a_file_over_its_time_bound_is_stopped(tmp_path):
         "scan", "--output-format", "concise", "--file-timeout", "0.3", ".", cwd=tmp_path
     )
     out = proc.stdout.decode()
-    assert "big.py:1:1: LCK000 analysis stopped: timed out after 0.3 s" in out
+    assert "big.py:1:1: LCK000 (warning) analysis stopped: timed out after 0.3 s" in out
     assert "small.sh:2:1: LCK107" in out
 
 
@@ -128,7 +128,10 @@ def test_the_time_bound_comes_from_the_configuration_too(tmp_path):
     write(tmp_path, "lockcheck.toml", "file-timeout = 0.3\n")
     write(tmp_path, "big.py", many_python_locks(600))
     proc = lockcheck("scan", "--output-format", "concise", ".", cwd=tmp_path)
-    assert "big.py:1:1: LCK000 analysis stopped: timed out after 0.3 s" in proc.stdout.decode()
+    assert (
+        "big.py:1:1: LCK000 (warning) analysis stopped: timed out after 0.3 s"
+        in proc.stdout.decode()
+    )
 
 
 def test_a_file_over_its_memory_bound_is_stopped(tmp_path):
@@ -138,7 +141,7 @@ def test_a_file_over_its_memory_bound_is_stopped(tmp_path):
         "scan", "--output-format", "concise", "--file-memory", "64MiB", ".", cwd=tmp_path
     )
     out = proc.stdout.decode()
-    assert "big.py:1:1: LCK000 analysis stopped: " in out
+    assert "big.py:1:1: LCK000 (warning) analysis stopped: " in out
     line = next(ln for ln in out.splitlines() if ln.startswith("big.py"))
     assert "memory bound" in line, line
     assert "small.sh:2:1: LCK107" in out
@@ -223,7 +226,7 @@ def test_fix_writes_through_a_link_that_stays_inside(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "rm -f" not in real.read_text()
     assert (tmp_path / "tree/cleanup.sh").is_symlink()
-    assert proc.stdout == b"Found 1 error (1 fixed, 0 remaining).\n", "the file was seen once"
+    assert proc.stdout == b"Found 1 finding (1 fixed, 0 remaining).\n", "the file was seen once"
 
 
 def test_each_real_file_is_analysed_once(tmp_path):

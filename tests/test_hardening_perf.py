@@ -91,6 +91,16 @@ def test_many_references_in_one_word_stay_bounded():
     assert [p.kind for p in acq.path.parts] == [PartKind.UNKNOWN]
 
 
+def test_values_read_outside_a_resolution_are_not_charged_to_one():
+    # `eval` reads variable values directly; that must not use up a resolution's budget
+    text = (
+        "#!/bin/bash\nv=" + "a" * 4000 + "\n" + "eval $v\n" * 40 + "mkdir /srv/l.lock || exit 1\n"
+    )
+    facts, _ = analyze_text("job.sh", text, "shell")
+    assert not facts.parse_errors
+    assert [a.path.render() for a in facts.acquires] == ["/srv/l.lock"]
+
+
 # ----------------------------------------------------------------- uncalled functions
 
 
@@ -115,6 +125,16 @@ def many_functions(n: int) -> str:
 
 def test_many_functions_pass_is_linear():
     assert growth(many_functions, 300) < 2.6
+
+
+def big_helper_called_often(n: int) -> str:
+    # a helper of n lines called n times: walking it at every call site is n * n
+    body = "".join(f"  echo {i} >> /srv/log/job.log\n" for i in range(n))
+    return "#!/bin/bash\nhelper() {\n" + body + "}\n" + "helper\n" * n
+
+
+def test_inlining_helpers_at_call_sites_is_bounded():
+    assert growth(big_helper_called_often, 60) < 2.6
 
 
 # ----------------------------------------------------------------- mkdir work directories
@@ -217,7 +237,7 @@ def test_bash_in_the_scanned_directory_never_runs(tmp_path):
     fake.write_text(f"#!/bin/sh\necho hostile > {marker}\nexit 0\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     script = tmp_path / "job.sh"
-    script.write_text('#!/bin/bash\nmkdir /srv/l.lock || exit 1\necho "${v:-a;b}\n')
+    script.write_text('#!/bin/bash\nmkdir /srv/l.lock || exit 1\necho "unterminated\n')
     real = os.path.dirname(sys.executable)
     for path in ("", ".", f":{real}:/usr/bin:/bin", f".:{real}:/usr/bin:/bin"):
         subprocess.run(
@@ -247,3 +267,33 @@ def test_deep_nesting_loses_only_what_is_too_deep():
             if depth > 1000 and deep.startswith("{"):
                 continue  # tree-sitter-bash itself reads 10,000 braces as one ERROR
             assert "/srv/locks/job.lock" in {a.path.render() for a in facts.acquires}, deep[:20]
+
+
+def test_rewrites_of_a_file_with_many_locks_parse_it_a_bounded_number_of_times():
+    """Each suggested rewrite is checked by parsing the whole rewritten file: a file with
+    hundreds of locks made the suggestions quadratic.  One file gets at most
+    MAX_SHELL_CHECKS checked rewrites (the rest keep their advice), and the original is parsed
+    once."""
+    from lockcheck.fix import suggest
+
+    text = "#!/bin/bash\n" + "".join(
+        f'mkdir "/srv/jobs/j{i}.lock" || {{ logger busy; exit 75; }}\nrun-job {i}\n'
+        for i in range(300)
+    )
+    suggest._shell_ok(text, [])  # builds the parser
+    real = suggest._BASH_PARSER
+    calls = 0
+
+    class Counting:
+        def parse(self, src):
+            nonlocal calls
+            calls += 1
+            return real.parse(src)
+
+    suggest._BASH_PARSER = Counting()
+    try:
+        facts, findings = analyze_text("many.sh", text, "shell")
+    finally:
+        suggest._BASH_PARSER = real
+    assert sum(f.code == "LCK101" for f in findings) == 300
+    assert calls <= suggest.MAX_SHELL_CHECKS + 1

@@ -161,7 +161,7 @@ def test_two_unresolved_paths_are_not_the_same_lock():
 old=$(find_stale_report)
 lock=$(lock_name_for "$1")
 [ -f "$old" ] && rm -f "$old"
-exec 9>"$lock"
+exec 9>"$lock" || exit 3
 flock -n 9 || exit 75
 generate_report > /srv/reports/today.txt
 """
@@ -171,7 +171,7 @@ generate_report > /srv/reports/today.txt
 def test_the_same_unresolved_path_is_the_same_lock():
     text = """#!/bin/bash
 lock=$(lock_name_for "$1")
-exec 9>"$lock"
+exec 9>"$lock" || exit 3
 flock -n 9 || exit 75
 trap 'rm -f "$lock"' EXIT
 generate_report > /srv/reports/today.txt

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BAD = """\
 #!/bin/bash
 # cron: */10 * * * *  jobs/{name}
-exec 9<>"${{XDG_RUNTIME_DIR:-/run/user/$(id -u)}}/{name}.lock"
+exec 9<>"${{XDG_RUNTIME_DIR:-/run/user/$(id -u)}}/{name}.lock" || exit 3
 flock -n 9 || exit 0
 /opt/jobs/bin/{name}
 """
@@ -31,7 +31,7 @@ flock -n 9 || exit 0
 GOOD = """\
 #!/bin/bash
 # cron: 0 * * * *  jobs/{name}
-exec 9<>"${{XDG_RUNTIME_DIR:-/run/user/$(id -u)}}/{name}.lock"
+exec 9<>"${{XDG_RUNTIME_DIR:-/run/user/$(id -u)}}/{name}.lock" || exit 3
 if ! flock -n 9; then
     echo "$(date -Is) {name} skipped" >> "$HOME/.local/state/jobs.log"
     exit 75

@@ -19,11 +19,23 @@ from lockcheck.settings import Settings
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 SHELL_ONLY = {"LCK403", "LCK404"}  # RULES.md: shell-only by nature
 # rules whose pages show only some languages: LCK407 is about PowerShell's named mutex;
-# LCK109 is recognised by the Node.js and PowerShell frontends (the shell and Python
-# frontends do not report it yet: an open issue)
-PAGE_LANGUAGES = {"LCK407": ["powershell"], "LCK109": ["javascript", "powershell"]}
+# LCK109's facts are filled by the shell, Node.js and PowerShell frontends (the Python
+# frontend's come with its tree-sitter port)
+PAGE_LANGUAGES = {"LCK407": ["powershell"], "LCK109": ["shell", "javascript", "powershell"]}
 # every page of a rule that applies to these languages shows them (see README.md)
 NEW_LANGUAGES = ("javascript", "powershell")
+# rules for every language whose facts only the shell frontend fills so far: their Python
+# examples come with the Python frontend's facts (the tree-sitter port), not before
+SHELL_SO_FAR = {"LCK406"}
+DEFINITIONS = {c for c, r in RULES.items() if r.layer == "definitions"}  # LCK6xx
+SCRIPT_WITH_LOCK = """\
+#!/bin/bash
+set -euo pipefail
+exec 9>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/job.lock"
+flock -n 9 || exit 75
+rsync -a /srv/data/ /backup/
+"""
+SCRIPT_WITHOUT_LOCK = "#!/bin/bash\nset -euo pipefail\nrsync -a /srv/data/ /backup/\n"
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety"]
 OPTIONAL_SECTIONS = {"Options", "See also"}
 META = re.compile(r"^Severity: (?P<severity>\w+) · Fix: (?P<fix>\w+)$")
@@ -43,10 +55,73 @@ EXAMPLES = _all_examples()
 
 
 def _analyze(ex: docs.Example):
+    if ex.file:
+        return _scan_tree(ex)
     path = f"jobs/{ex.code.lower()}-{ex.kind}{ex.suffix}"
     # the page's own code selected too: opt-in codes (LCK001) are not in the default "ALL"
     _facts, findings = analyze_text(path, ex.text, ex.language, Settings(extend_select=[ex.code]))
     return findings
+
+
+def _scan_tree(ex: docs.Example):
+    """A job definition example: written at its path in a tree with the scripts it names,
+    scanned through the CLI (the join needs the whole tree); the definition's findings."""
+    import json
+    import sys
+    import tempfile
+
+    from lockcheck.model import Span
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for rel, lock in ex.scripts:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(SCRIPT_WITH_LOCK if lock else SCRIPT_WITHOUT_LOCK)
+        target = root / ex.file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if ex.timer:
+            unit = Path(ex.file).name
+            timer = (
+                f"[Unit]\nDescription=starts {unit}\n\n[Timer]\nOnCalendar=hourly\nUnit={unit}\n"
+            )
+            (root / ex.timer).parent.mkdir(parents=True, exist_ok=True)
+            (root / ex.timer).write_text(timer)
+        data = ex.text.encode("utf-16") if 'encoding="UTF-16"' in ex.text else ex.text.encode()
+        target.write_bytes(data)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lockcheck",
+                "scan",
+                "--isolated",
+                "--output-format",
+                "json",
+                ".",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode in (0, 1), proc.stderr
+        out = []
+        for f in json.loads(proc.stdout):
+            if Path(f["filename"]).resolve() != target.resolve():
+                continue
+            loc = f["location"]
+            out.append(
+                type(
+                    "F",
+                    (),
+                    {
+                        "code": f["code"],
+                        "message": f["message"],
+                        "severity": Severity(f.get("severity", "warning")),
+                        "span": Span(loc["row"], loc["column"], loc["row"], loc["column"]),
+                    },
+                )
+            )
+        return out
 
 
 def _describe(findings) -> str:
@@ -105,8 +180,11 @@ def _outside_fences(page: str):
 def test_page_has_examples_for_each_language(code):
     exs = docs.examples(code)
     kinds = {(e.language, e.kind) for e in exs}
-    languages = ["shell"] if code in SHELL_ONLY else ["shell", "python"]
+    languages = ["shell"] if code in SHELL_ONLY | SHELL_SO_FAR else ["shell", "python"]
     languages = PAGE_LANGUAGES.get(code, languages)
+    if code in DEFINITIONS:  # job definitions: a bad and a good one of some kind
+        languages = ["definition"] if any(e.language == "definition" for e in exs) else ["python"]
+        assert all(e.file for e in exs), f"{code}: a definition example without file="
     for lang in languages:
         assert (lang, "bad") in kinds, f"{code}: no {lang} bad example"
         assert (lang, "good") in kinds, f"{code}: no {lang} good example"
@@ -233,6 +311,11 @@ def test_example_is_valid_code(ex):
         errors = parse(ex.language, f"{ex.code}{ex.suffix}", ex.text).parse_errors
         assert bool(errors) == broken_on_purpose, f"{ex.code} page line {ex.page_line}: {errors}"
         return
+    if ex.file:  # a job definition (or a DAG): it must parse as its kind
+        bad = [f for f in _scan_tree(ex) if f.code == "LCK000"]
+        assert not bad, f"{ex.code} page line {ex.page_line}: {_describe(bad)}"
+        if ex.language == "definition":
+            return
     if ex.language == "python":
         try:
             compile(ex.text, f"{ex.code}.py", "exec")

@@ -185,7 +185,7 @@ def script(path: Path, text: str) -> Path:
 
 GOOD = """#!/bin/bash
 exec 9<>"$LOCKDIR/good.lock" || exit 3
-flock -n 9 || exit 75
+flock -n 9 || { echo "busy: skipped" >&2; echo "{ not json"; exit 75; }
 "$@"
 """
 

@@ -394,6 +394,7 @@ def test_exit_with_fixed_status_in_exit_trap():
         }
         trap on_exit EXIT
         trap 'rm -f /tmp/x; exit $?' EXIT
+        exec 9<"$0"; flock -n 9 || exit 75  # LCK404 applies to scripts that lock
     """
     h = hits(src)
     assert ("LCK404", 5) in h and ("LCK404", 8) in h
@@ -860,7 +861,7 @@ def test_exit_trap_disarmed_on_the_way_out_sets_only_the_failure_status():
     # disarms it and keeps its own status
     src = """
         #!/bin/sh
-        tmp=$(mktemp)
+        tmp=$(mktemp); exec 9<"$0"; flock -n 9 || exit 75  # LCK404: a script that locks
         trap '
           rm -f "$tmp"
           (exit 2); exit 2
@@ -887,6 +888,7 @@ def test_exit_trap_disarmed_only_before_a_busy_exit_still_overrides():
             exit 75
         fi
         run_job
+        exec 9<"$0"; flock -n 9 || exit 75  # LCK404 applies to scripts that lock
     """
     assert ("LCK404", 2) in hits(src)
 

@@ -18,8 +18,11 @@ class Rule:
     severity: Severity
     summary: str
     fix: Applicability | None  # the strongest fix the rule offers, for docs and SARIF
-    check: Callable[[Context], Iterable[Finding]]
+    check: Callable[..., Iterable[Finding]]
     help: str = ""  # the remedy, shown as `help:` where a finding has no fix of its own
+    # "script": run on every script's FileFacts; "definitions": on job definitions
+    # (lockcheck.checks.jobs, over lockcheck.definitions)
+    layer: str = "script"
 
 
 class Context:
@@ -53,8 +56,16 @@ class Context:
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, severity: str, summary: str, fix: str | None = None, help: str = ""):
-    def register(func: Callable[[Context], Iterable[Finding]]):
+def rule(
+    code: str,
+    name: str,
+    severity: str,
+    summary: str,
+    fix: str | None = None,
+    help: str = "",
+    layer: str = "script",
+):
+    def register(func: Callable[..., Iterable[Finding]]):
         RULES[code] = Rule(
             code,
             name,
@@ -63,6 +74,7 @@ def rule(code: str, name: str, severity: str, summary: str, fix: str | None = No
             Applicability(fix) if fix else None,
             func,
             help,
+            layer,
         )
         return func
 
@@ -72,7 +84,7 @@ def rule(code: str, name: str, severity: str, summary: str, fix: str | None = No
 def run_checks(facts: FileFacts, settings: Settings, codes: set[str]) -> Iterator[Finding]:
     ctx = Context(facts, settings)
     for code, r in RULES.items():
-        if code in codes:
+        if code in codes and r.layer == "script":
             yield from r.check(ctx)
 
 
@@ -88,4 +100,4 @@ def rule_url(code: str) -> str:
 
 
 # import the rule modules so that they register themselves
-from . import existence, exits, mutex, placement, processes, removal, suppression  # noqa: E402,F401
+from . import existence, exits, jobs, mutex, placement, processes, removal, suppression  # noqa: E402,F401

@@ -30,7 +30,7 @@ def parse_error(ctx: Context):
 
 def _existence_locks(ctx: Context):
     for acq in ctx.facts.acquires:
-        if acq.kind is LockKind.EXISTENCE and not acq.service_record and not acq.never_fails:
+        if acq.kind is LockKind.EXISTENCE and not acq.service_record:
             yield acq
 
 
@@ -96,6 +96,29 @@ def check_then_create(ctx: Context):
             acq.span,
             f"test-then-create lock{_where(acq.path)} is not atomic: two runs can both go on",
             suggestion=shown(acq.suggestion),
+        )
+
+
+@rule(
+    "LCK109",
+    "acquire-never-fails",
+    "error",
+    "A creation used as a lock that does not fail when the name exists: every run goes ahead.",
+    "unsafe",  # PowerShell: drop -Force, set -ErrorAction Stop; elsewhere a suggestion
+    help="Make it fail on an existing name (no `-p`, `exist_ok`, `-Force`), or hold a flock",
+)
+def acquire_never_fails(ctx: Context):
+    for nx in ctx.facts.non_exclusive:
+        why = "" if nx.why in nx.mechanism else f" ({nx.why})"
+        fix = None
+        if nx.exclusive_fix is not None:
+            fix = Fix(Applicability.UNSAFE, nx.exclusive_fix.message, nx.exclusive_fix.edits)
+        yield ctx.finding(
+            "LCK109",
+            nx.span,
+            f"`{nx.mechanism}` succeeds on an existing name{why}: no run is ever busy",
+            fix=fix,
+            suggestion=shown(nx.suggestion),
         )
 
 
@@ -166,26 +189,3 @@ def release_before_acquire(ctx: Context):
                 fix=fix,
             )
             break
-
-
-@rule(
-    "LCK109",
-    "acquire-never-fails",
-    "error",
-    "A creation used as a lock that succeeds when the name exists.",
-    "unsafe",
-    help="Make it fail on an existing name (no `-Force`, `-ErrorAction Stop`), or hold a descriptor lock",
-)
-def acquire_never_fails(ctx: Context):
-    for acq in ctx.facts.acquires:
-        if not acq.never_fails:
-            continue
-        fix = None
-        if acq.never_fails_fix is not None:
-            fix = Fix(Applicability.UNSAFE, acq.never_fails_fix.message, acq.never_fails_fix.edits)
-        yield ctx.finding(
-            "LCK109",
-            acq.span,
-            f"`{acq.mechanism}` cannot fail on an existing name: no run is ever busy",
-            fix=fix,
-        )

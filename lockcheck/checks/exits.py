@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..model import Applicability, Fix
-from . import Context, rule
+from ..model import Applicability, Fix, LockKind
+from . import Context, rule, shown
 
 
 def _busy_zero(ctx: Context):
@@ -104,7 +104,10 @@ def flock_default_conflict_code(ctx: Context):
     help='Save `rc=$?` first and `exit "$rc"`, or end the trap with a bare `exit`',
 )
 def exit_trap_overrides_status(ctx: Context):
-    for ov in ctx.facts.overrides:
+    facts = ctx.facts
+    if not facts.started_by_job and not any(not a.service_record for a in facts.acquires):
+        return  # an interactive tool with no lock: its exit status is nobody's skip signal
+    for ov in facts.overrides:
         sugg = None
         if ov.keep_status_fix is not None:
             sugg = Fix(
@@ -115,6 +118,31 @@ def exit_trap_overrides_status(ctx: Context):
             ov.span,
             f"the EXIT trap ends with `{ov.detail}`: every run reports that status, failed or not",
             suggestion=sugg,
+        )
+
+
+@rule(
+    "LCK406",
+    "lock-open-failure-read-as-busy",
+    "warning",
+    "The busy branch of a descriptor lock also runs when the lock file cannot be opened.",
+    "suggestion",
+    help='Check the open on its own (`exec 9<>"$LOCK" || exit 3`), or open before the `try`',
+)
+def lock_open_failure_read_as_busy(ctx: Context):
+    shell = ctx.facts.language == "shell"
+    for acq in ctx.facts.acquires:
+        if not acq.open_failure_is_busy or acq.busy is None or acq.kind is LockKind.EXISTENCE:
+            continue
+        if shell:
+            what = "the `exec` that opens the lock file is unchecked"
+        else:
+            what = "the busy branch's handler also catches the open's errors"
+        yield ctx.finding(
+            "LCK406",
+            acq.open_span or acq.span,
+            f"{what}: if it fails, every run reads as busy",
+            suggestion=shown(acq.open_check_fix),
         )
 
 

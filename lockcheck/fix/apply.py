@@ -62,6 +62,12 @@ def decode(data: bytes, language: str | None = None) -> str:
     return src.text
 
 
+def encode(text: str, src: source.Source | None = None) -> bytes:
+    """``text`` as the bytes :func:`write_atomic` writes (UTF-8 unless ``src`` says otherwise;
+    :func:`lockcheck.source.encode`)."""
+    return source.encode(text, src)
+
+
 # --------------------------------------------------------------------------- edits
 
 

@@ -1657,10 +1657,25 @@ def _shell_ok(text: str, edits) -> bool:
         raw = tree_sitter_source(src)
         return parser.parse(raw).root_node.has_error and not _bash_accepts(raw)
 
+    st = _CHECKED
+    if st["text"] is not text:
+        st.update(text=text, broken=None, count=0)
+    st["count"] += 1
+    if st["count"] > MAX_SHELL_CHECKS:
+        return False  # no more rewrites for this file: each check parses all of it
     try:
-        return not broken(apply_edits(text, edits)) or broken(text)
+        if st["broken"] is None:
+            st["broken"] = broken(text)
+        return st["broken"] or not broken(apply_edits(text, edits))
     except ValueError:
         return False
+
+
+# Each rewrite is checked by parsing the whole rewritten file.  A file with many locks would
+# make that quadratic (#9), so one text gets at most this many checked rewrites; the findings
+# past them carry advice only.  The original's verdict is parsed once per text.
+MAX_SHELL_CHECKS = 32
+_CHECKED: dict = {"text": None, "broken": None, "count": 0}
 
 
 def _python_ok(text: str, edits) -> bool:

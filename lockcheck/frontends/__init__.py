@@ -1,7 +1,7 @@
 """Frontends: one per language, each turning source text into :class:`FileFacts`.
 
 A frontend module exposes ``parse(path: str, text: str) -> FileFacts``.  Frontends are
-imported lazily so that a shell-only run never pays for libcst.
+imported lazily so that a run pays only for the grammars of the languages it reads.
 """
 
 from __future__ import annotations

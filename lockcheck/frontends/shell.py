@@ -32,6 +32,7 @@ from ..model import (
     Kill,
     LivenessCheck,
     LockKind,
+    NonExclusiveCreate,
     ParseError,
     Part,
     PartKind,
@@ -58,10 +59,15 @@ _RUNS_OTHER_SCRIPT = re.compile(r"#![ \t]*\S*/(?:sh|bash|dash|ksh|mksh|ash)[ \t]
 _BATS_TEST = re.compile(rb"(?m)^([ \t]*)@test[ \t][^\n]*\{[ \t]*$")
 
 
+_ESCAPED_COMMAND = re.compile(rb"(?m)^([ \t]*)\\(?=[A-Za-z_])")
+
+
 def tree_sitter_source(text: str) -> bytes:
     """The bytes to give tree-sitter-bash for ``text`` (see :func:`treesitter.source_bytes`:
-    tree-sitter-bash 0.25 reads out of bounds on some code points above U+2FFFF)."""
-    return source_bytes(text)
+    tree-sitter-bash 0.25 reads out of bounds on some code points above U+2FFFF).  A command
+    word escaped against aliases at the start of a line (`\\rm -f L`) is glued by
+    tree-sitter-bash 0.25 to the line before: its backslash becomes a space (same offsets)."""
+    return _ESCAPED_COMMAND.sub(rb"\1 ", source_bytes(text))
 
 
 def _bash_accepts(src: bytes, bats: bool = False) -> bool:
@@ -325,7 +331,23 @@ class FdInfo:
     span: Span
     truncating: bool
     locks: list = field(default_factory=list)
+    unchecked: bool = False  # opened by an `exec` whose failure nothing tests
 
+
+# compound commands that `&` puts in the background as one child
+_COMPOUND = frozenset(
+    {
+        "while_statement",
+        "until_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "select_statement",
+        "compound_statement",
+        "subshell",
+        "if_statement",
+        "case_statement",
+    }
+)
 
 # words before the command of a line that tests it (`if ! cd D; then`)
 _CONDITION_WORDS = frozenset({"if", "!", "then", "elif", "while", "until", "do", "else"})
@@ -357,6 +379,7 @@ class _Analyzer:
         self.env: dict[str, tuple[Part, ...] | None] = {}
         self.cmdvars: dict[str, str] = {}  # VAR -> command it names (FLOCK=$(command -v flock))
         self.pidvars: dict[str, PathExpr | None] = {}  # pid var -> file it was read from
+        self.live_vars: dict[str, tuple] = {}  # var -> (ps command, pid file) of its output
         self.fdvars: set[str] = set()
         self.fds: dict[str, FdInfo] = {}
         self.set_e = False
@@ -374,7 +397,10 @@ class _Analyzer:
         self.stale: tuple[str, str | None] | None = None  # (guard, key)
         self.actions: list[str] = []  # case "$1" in <action>) being walked
         self.cte: list[tuple] = []  # check-then-create candidates
+        self.stdin: list[PathExpr] = []  # files compound commands read their stdin from
+        self.fifos: set[str] = set()  # named pipes the script makes (mkfifo, mknod P p)
         self.sete_mkdirs: list[tuple] = []
+        self.mkdir_p_guards: list[tuple] = []  # (NonExclusiveCreate, end offset)
         self.seen_acq: dict[tuple, int] = {}
         self.seen_other: set[tuple] = set()
         self.inlines = 0
@@ -390,6 +416,7 @@ class _Analyzer:
         self.cut: int | None = None
         self.live_seen: dict = {}
         self._openwrt: bool | None = None
+        self._loud_exec: bool | None = None
         self.trap_depth = 0  # cond_depth where the trap being walked was installed
         self.rc_common = False
         self.gates: set[int] = set()  # existence locks whose failure just goes on
@@ -405,8 +432,9 @@ class _Analyzer:
         self._stale_list_right = None
         self._pending_stale_success = None
         self._pending_stale_fail = None
-        self._budget = _RESOLVE_WORK  # see resolve()
+        self._budget = float("inf")  # work left to the resolution under way (see resolve())
         self.nesting = 0  # statements being walked inside each other (see stmt())
+        self.inlined = 0  # bytes of function bodies walked at call sites (see call())
         self.too_deep = False
 
     # ------------------------------------------------------------------ positions
@@ -497,6 +525,7 @@ class _Analyzer:
         f.kills = [x for x in f.kills if x.span.start < cut]
         f.probes = [x for x in f.probes if x.span.start < cut]
         f.overrides = [x for x in f.overrides if x.span.start < cut]
+        f.non_exclusive = [x for x in f.non_exclusive if x.span.start < cut]
         f.backgrounds = [b for b in f.backgrounds if b.span.start < cut and b.lock in remap]
         for b in f.backgrounds:
             b.lock = remap[b.lock]
@@ -770,12 +799,36 @@ class _Analyzer:
             reds = list(redirects) + reds
             if body is None:
                 self.command(None, pos, reds, node)
-            else:
-                self.stmt(body, pos, reds)
+                return
+            stdin = None
+            if body.type in _COMPOUND:
+                # `while read pid; do ...; done < F`, `( read pid; ... ) <>F`: what `read`
+                # reads inside comes from F
+                prev = None
+                for r in node.children:
+                    info = self.redirect_info(r)
+                    # (`<>F` without a space reads as an ERROR `<`, then a `>F` redirect)
+                    gap = prev is not None and prev.type == "ERROR" and _txt(prev) == "<"
+                    op = "<>" if gap and info and info[1] == ">" else info[1] if info else ""
+                    if info and info[0] in (None, "0") and op in ("<", "<>") and info[2]:
+                        stdin = self.resolve(info[2])
+                    prev = r
+            if stdin is not None:
+                self.stdin.append(stdin)
+            self.stmt(body, pos, reds)
+            if stdin is not None:
+                self.stdin.pop()
             return
         if t == "command":
             self.command(node, pos, list(redirects), node)
             return
+        if pos.background and t in _COMPOUND:
+            # `while ...; done &`, `{ ...; } &`, `( ... ) &`: the whole compound is the child
+            closes = any(
+                (self.redirect_info(r) or (None, ""))[1] in (">&-", "<&-") for r in redirects
+            )
+            if not closes:
+                self.background_at(node, pos.background)
         if t == "list":
             self.list_(node, pos)
             return
@@ -798,6 +851,16 @@ class _Analyzer:
             return
         if t == "pipeline":
             cmds = [c for c in node.named_children if c.type not in STATEMENT_SKIP]
+            if pos.background and any(c.type in _COMPOUND for c in cmds):
+                # `tail -f L | while read ...; done &`: one background child, the pipeline
+                self.background_at(node, pos.background)
+                pos = Pos(
+                    tested=pos.tested,
+                    on_fail=pos.on_fail,
+                    on_success=pos.on_success,
+                    tail=pos.tail,
+                    rest=pos.rest,
+                )
             for j, c in enumerate(cmds):
                 last = j == len(cmds) - 1
                 self.stmt(c, pos if last else Pos(rest=[], background=pos.background))
@@ -920,6 +983,12 @@ class _Analyzer:
             return
         left, op, right = kids[0], kids[1].type, kids[2]
         fr = self.frames[-1] if self.frames else None
+        if op == "||" and not pos.tested and self._status_var(right) is not None:
+            # `cmd || rc=$?`: the status is carried in rc and tested later, like `cmd; rc=$?`
+            # (rc keeps its earlier value when cmd succeeds)
+            self.stmt(left, Pos(rest=Rest(pos.rest, 0, ((right, False),))))
+            self._list_right(right, pos, self.stale)
+            return
         if op == "||":
             lp = Pos(
                 tested=True,
@@ -1193,6 +1262,11 @@ class _Analyzer:
             self.pidvars[n] = src
         else:
             self.pidvars.pop(n, None)
+        probe = self._liveness_output(value)
+        if probe is not None:
+            self.live_vars[n] = probe
+        else:
+            self.live_vars.pop(n, None)
         # rc=$? after a tested acquire is handled by the sequence look-ahead
 
     def _is_flock(self, c) -> bool:
@@ -1233,6 +1307,34 @@ class _Analyzer:
                         self.stmt(last, pos)
                 continue
             stack.extend(n.named_children)
+
+    def _liveness_output(self, value):
+        """`ACTIVE=$(ps -p "$PID" -o cmd | grep job)`: (the ps command, the pid file) when the
+        value is the output of a process lookup of a stored PID; tested later with
+        `[ -z "$ACTIVE" ]`, it decides whether the holder lives."""
+        stack = [value]
+        while stack:
+            n = stack.pop()
+            if n.type == "command" and self.cmd_name(n) == "ps":
+                args = self.cmd_args(n)
+                argt = [_txt(a) for a in args]
+                for i, t in enumerate(argt):
+                    if t in ("-p", "--pid", "-q") and i + 1 < len(args):
+                        src = self.pid_file_of(args[i + 1])
+                        if src is not False:
+                            return n, src
+                return None
+            stack.extend(n.named_children)
+        return None
+
+    def _liveness_var_test(self, node, op: str, operand, neg: bool, pos: Pos) -> None:
+        """`[ -z "$ACTIVE" ]` / `[ -n "$ACTIVE" ]` of a process lookup's output."""
+        m = re.fullmatch(r"\"?\$\{?(\w+)\}?\"?", _txt(operand))
+        if m is None or m.group(1) not in self.live_vars or op not in ("-z", "-n"):
+            return
+        ps_cmd, src = self.live_vars[m.group(1)]
+        # true when the holder is dead: an empty lookup (`-z`), unless negated
+        self.liveness_file(ps_cmd, src, pos, True, negated=(op == "-z") != neg)
 
     def declare(self, node) -> None:
         for c in node.named_children:
@@ -1445,13 +1547,25 @@ class _Analyzer:
             return self._var(name, depth)
         op = op.strip()
         if op in (":-", "-", ":=", "="):
-            known = name in self.env or (self.frames and name.isdigit() and self.frames[-1].params)
-            if known or name in ("HOME", "PWD", "USER", "LOGNAME", "UID", "$", "0"):
+            params = self.frames[-1].params if self.frames and name.isdigit() else None
+            if params:
+                # a function's parameter: the call site's value, or the default when the call
+                # passes none (or, for `:-`, an empty one)
+                v = params.get(name)
+                empty = v is not None and all(p.kind is PartKind.LIT and not p.value for p in v)
+                if v is not None and not (empty and op.startswith(":")):
+                    return list(v)
+            known = name in self.env
+            if not params and (
+                known or name in ("HOME", "PWD", "USER", "LOGNAME", "UID", "$", "0")
+            ):
                 return self._var(name, depth)
             dparts: list[Part] = []
             for i, c in enumerate(operand):
                 dparts.extend(self._parts(c, i == 0, depth + 1))
             default = PathExpr(_merge(dparts), "".join(_txt(c) for c in operand))
+            if params:
+                return list(default.parts)
             if op in (":=", "="):
                 self.env[name] = default.parts
                 return list(default.parts)
@@ -1736,6 +1850,11 @@ class _Analyzer:
                     if not p.key().endswith(".lock"):
                         p = PathExpr(_merge([*p.parts, Part(PartKind.LIT, ".lock")]), p.text)
                     self.add_removal(cmd, p, a, 1, pos)
+        elif name in ("mkfifo", "mknod"):
+            ops = [a for a in args if not _txt(a).startswith("-")]
+            if name == "mkfifo" or (len(ops) >= 2 and _txt(ops[1]) == "p"):
+                for a in ops if name == "mkfifo" else ops[:1]:
+                    self.fifos.add(self.resolve(a).key())
         elif name == "touch":
             for a in args:
                 if not _txt(a).startswith("-"):
@@ -1760,13 +1879,15 @@ class _Analyzer:
                 if not a.startswith("-"):
                     self.env[a] = None  # read at run time
                     self.pidvars.pop(a, None)
+            src = self.stdin[-1] if self.stdin else None
             for r in redirects:
                 info = self.redirect_info(r)
-                if info and info[1] == "<":
+                if info and info[1] in ("<", "<>") and info[0] in (None, "0"):
                     src = self.resolve(info[2])
-                    for a in argt:
-                        if not a.startswith("-") and a in self.env:
-                            self.pidvars[a] = src
+            if src is not None:
+                for a in argt:
+                    if not a.startswith("-") and a in self.env:
+                        self.pidvars[a] = src
         elif name in ("export", "readonly", "local", "declare", "typeset"):
             pass
         elif name == "eval":
@@ -1828,7 +1949,10 @@ class _Analyzer:
                 self.env[fdvar] = None
                 path = self.resolve(dest)
                 self.fds[key] = FdInfo(
-                    path, self.span(cmd if cmd is not None else r), op in (">", ">|")
+                    path,
+                    self.span(cmd if cmd is not None else r),
+                    op in (">", ">|"),
+                    unchecked=not (pos.tested or self.set_e),
                 )
                 self.facts.created.append(path)
                 fdvar = None
@@ -1842,7 +1966,12 @@ class _Analyzer:
                     and cmd.parent.type == "redirected_statement"
                     else (cmd or r)
                 )
-                self.fds[fd] = FdInfo(path, self.span(span_node), op in (">", ">|"))
+                self.fds[fd] = FdInfo(
+                    path,
+                    self.span(span_node),
+                    op in (">", ">|"),
+                    unchecked=not (pos.tested or self.set_e),
+                )
                 self.facts.created.append(path)
                 continue
             if fd in (None, "1", "2") and dest is not None:
@@ -1867,10 +1996,16 @@ class _Analyzer:
     # ------------------------------------------------------------------ functions
     def call(self, name: str, cmd, args, pos: Pos) -> None:
         self.called.add(name)
-        if any(f.name == name for f in self.frames) or len(self.frames) > 6 or self.inlines > 400:
+        if (
+            any(f.name == name for f in self.frames)
+            or len(self.frames) > 6
+            or self.inlines > 400
+            or self.inlined > 16 * len(self.src) + 65536  # a big helper called 400 times
+        ):
             return
         self.inlines += 1
         fn = self.functions[name]
+        self.inlined += fn.end_byte - fn.start_byte
         params = {}
         for i, a in enumerate(args[:9], start=1):
             params[str(i)] = self.resolve(a).parts
@@ -2009,9 +2144,17 @@ class _Analyzer:
                 last_simple = node
                 continue
             if kind == "retry":
-                return None
+                gone = self._removal_then_exit(node, stmts)
+                if gone is None:
+                    return None
+                # the lock removed, then the branch exits without trying again: a skip
+                last = gone
+                last_simple = node
+                continue
             if kind == "exit":
                 exit_node, arg, fix = info
+                if exit_node is not node or self._helper_durable(self.unwrap(node)[0]):
+                    durable = True  # the helper records before it exits (`die` that logs)
                 st = last if arg == "" else self.number_of(arg)
                 ends = True
                 if self.subshells and not self.in_trap:
@@ -2066,6 +2209,40 @@ class _Analyzer:
                 ends = br.tail
                 return BusyBranch(span, ends, last, durable, lsb, fix)
         return BusyBranch(self.span(first or acq_node), False, last, durable, lsb)
+
+    _RETAKE = re.compile(
+        r"\b(?:mkdir|ln|touch|flock|lockfile|lockfile-create|dotlockfile|shlock|exec|sleep"
+        r"|continue|kill|pkill)\b|\$\$\s*>|\$\{?0\b"
+    )
+
+    def _removal_then_exit(self, node, stmts) -> int | None:
+        """`rm -f L; exit 0` in a busy branch: a removal that the branch follows with an exit
+        and no new attempt (no re-create, retry, kill or re-run of the script) is no
+        takeover.  The status the removal leaves ($? for a bare exit; None when unknown)."""
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type != "command":
+            return None
+        name, args, _p = self.unwrap(node)
+        if name not in REMOVERS:
+            return None
+        after = []
+        for k, (n, _) in enumerate(stmts):
+            if n.start_byte <= node.start_byte < n.end_byte:
+                after = [m for m, _ in stmts[k + 1 :]]
+                break
+        for n in after:
+            if self._RETAKE.search(_txt(n)):
+                return None
+            kind, _info = self.classify_busy_stmt(n)
+            if kind == "exit":
+                break
+            if kind in ("retry", "return", "other"):
+                return None
+        else:
+            return None
+        forced = any(re.fullmatch(r"-\w*f\w*|--force", _txt(a)) for a in args)
+        return 0 if forced else None
 
     def _nested_exit(self, node, acq_node, depth: int) -> BusyBranch | None:
         _conds, body, other = self._if_parts(node)
@@ -2205,18 +2382,47 @@ class _Analyzer:
         ):
             return ("durable", None)
         if name in self.functions:
-            body = _txt(self.functions[name])
-            if re.search(r">>|\blogger\b|tee\s+(-\w*a|--append)|systemd-cat", body):
+            ex = self._helper_exit(name)
+            if ex is not None:
+                return ("exit", (node, ex, None))
+            if self._helper_durable(name):
                 return ("durable", None)
-            if re.search(r"\bexit\b", body):
-                m = re.search(r"\bexit\s+(\d+)", body)
-                return ("exit", (node, m.group(1) if m else "", None))
             return ("zero", None)
         if name in ZERO_CMDS:
             return ("zero", None)
         if name == "false":
             return ("status", 1)
         return ("status", None)
+
+    def _helper_durable(self, name: str) -> bool:
+        fn = self.functions.get(name)
+        return fn is not None and bool(
+            re.search(r">>|\blogger\b|tee\s+(-\w*a|--append)|systemd-cat", _txt(fn))
+        )
+
+    def _helper_exit(self, name: str) -> str | None:
+        """The status a helper that exits (`die`, `fail`) ends the run with, as an argument
+        for :meth:`number_of`: `exit 3` -> "3"; `exit ${FAIL_CODE:=1}` -> the variable's value
+        when the script sets it, else the default; a bare `exit` after a message -> "0";
+        "" when the status is the caller's last; None when the helper does not exit."""
+        m = re.search(
+            r"\bexit\b(?:[ \t]+(\"?\$\{[^}]*\}\"?|[^;\s}&|]+))?", _txt(self.functions[name])
+        )
+        if m is None:
+            return None
+        arg = (m.group(1) or "").strip().strip('"')
+        d = re.fullmatch(r"\$\{(\w+):?[-=](\d+)\}", arg)
+        if d:
+            known = self.number_of("$" + d.group(1))
+            return str(known) if known is not None else d.group(2)
+        if arg:
+            return arg
+        stmts = self.statements(self._fn_body(self.functions[name]))
+        for k, (n, _) in enumerate(stmts):
+            if re.match(r"exit\s*$", _txt(n).strip()) and k > 0:
+                if self.classify_busy_stmt(stmts[k - 1][0])[0] in ("zero", "durable"):
+                    return "0"  # `echo "$*" >&2; exit`: the message's status
+        return ""
 
     def _durable_redirect(self, r) -> bool:
         info = self.redirect_info(r)
@@ -2400,6 +2606,8 @@ class _Analyzer:
             path = self.resolve(a)
             if parents:
                 self.facts.dirs_made.append(path)
+                if len(ops) == 1 and (pos.tested or pos.retry or self._status_tested_next(pos)):
+                    self.mkdir_p_guard(cmd, a, path, pos if pos.tested else self._status_pos(pos))
                 continue
             if self.maybe_probe(cmd, path, pos, None):
                 continue
@@ -2407,9 +2615,55 @@ class _Analyzer:
                 p = pos if pos.tested else self._status_pos(pos)
                 self.existence(cmd, "mkdir", path, p)
             elif self.set_e:
-                self.sete_mkdirs.append((cmd, path, pos, self.order))
+                n = len(self.facts.acquires)
+                self.created_path(path, cmd, pos, directory=True)
+                self.facts.created.pop()
+                if len(self.facts.acquires) == n:
+                    self.sete_mkdirs.append((cmd, path, pos, self.order))
             else:
-                self.facts.created.append(path)
+                self.created_path(path, cmd, pos, directory=True)
+
+    def mkdir_p_guard(self, cmd, operand, path: PathExpr, pos: Pos) -> None:
+        """`mkdir -p L || exit`, `if ! mkdir -p L; then ...`: `-p` succeeds on an existing
+        directory, so the branch its failure leads to never runs (LCK109) - when that branch
+        reads as a busy branch (a skip, a retry, or an exit with a lock-like name); finish()
+        drops the directories that hold other files or locks."""
+        if path.has_unique:
+            return
+        br = pos.on_fail
+        busy = self.busy_of(pos, cmd, 1)
+        if not pos.retry:
+            if br is None or br.fallthrough or not br.stmts:
+                return
+            if busy is None or not busy.ends_run:
+                return
+            skip = busy.status in (0, 75)
+            if not skip and not lockish_text(path.render().rstrip("/").rsplit("/", 1)[-1]):
+                return  # `mkdir -p "$OUT" || exit 1`: an output directory that cannot be made
+        fx = None
+        if self.offmap is None:
+            q = _txt(operand)
+            if re.fullmatch(r"\"[^\"`\\]*\"|[\w./${}-]+", q):
+                inner = q[1:-1] if q.startswith('"') else q
+                group = f'{{ mkdir -p {q} && exec 9<>"{inner}/.lock" && flock -n 9; }}'
+                fx = FixTemplate(
+                    "keep the directory and take a flock on a file inside it",
+                    (Edit(self._c(cmd.start_byte), self._c(cmd.end_byte), group),),
+                )
+        self.mkdir_p_guards.append(
+            (
+                NonExclusiveCreate(
+                    path,
+                    self.span(cmd),
+                    "mkdir -p",
+                    "-p",
+                    busy=busy,
+                    suggestion=fx,
+                    function=self._frame_name() or None,
+                ),
+                self._c(cmd.end_byte),
+            )
+        )
 
     def _status_tested_next(self, pos: Pos) -> bool:
         return self._status_pos(pos) is not None
@@ -2420,14 +2674,20 @@ class _Analyzer:
             return None
         nxt = pos.rest[0][0]
         rest = pos.rest[1:]
-        var = None
-        if nxt.type == "variable_assignment" and re.fullmatch(r"\w+=\"?\$\?\"?", _txt(nxt)):
-            var = _txt(nxt.child_by_field_name("name"))
-            if not rest:
+        var = self._status_var(nxt)
+        if var is not None:
+            # `rc=$?`, then commands that leave rc alone (`echo "flock: $rc"`), then its test
+            nxt = None
+            for k, (n, _) in enumerate(rest[:6]):
+                if not self._keeps_var(n, var):
+                    nxt, rest = n, rest[k + 1 :]
+                    break
+            if nxt is None:
                 return None
-            nxt = rest[0][0]
-            rest = rest[1:]
         pat = r"\$\?|\$\{\?\}" if var is None else r"\$\{?" + re.escape(var) + r"\b"
+        if var is not None:
+            # `(( rc == 75 ))`: a bare name inside arithmetic
+            pat += r"|\(\(.*\b" + re.escape(var) + r"\b.*\)\)"
         fr = self.frames[-1] if self.frames else None
         if nxt.type == "if_statement":
             conds, body, other = self._if_parts(nxt)
@@ -2463,9 +2723,60 @@ class _Analyzer:
                 )
         return None
 
+    def _exits_with_status(self, pos: Pos) -> bool:
+        """The command's status leaves the script right after it: `exit`, `exit $?`, or
+        `rc=$?` (then commands that keep rc) and `exit "$rc"`."""
+        if pos.tested or not pos.rest:
+            return False
+        stmts = list(pos.rest[:8])
+        ref = r"\$\?|\$\{\?\}"
+        var = self._status_var(stmts[0][0])
+        if var is not None:
+            ref = r"\$\{?" + re.escape(var) + r"\}?"
+            stmts = stmts[1:]
+            while stmts and self._keeps_var(stmts[0][0], var):
+                stmts = stmts[1:]
+        if not stmts:
+            return False
+        t = _txt(stmts[0][0]).strip().rstrip(";").strip()
+        if t == "exit":
+            return var is None  # a bare exit: the status of the last command
+        m = re.fullmatch(r"exit\s+(\S+)", t)
+        return m is not None and re.fullmatch(r"\"?(?:" + ref + r")\"?", m.group(1)) is not None
+
+    @staticmethod
+    def _status_var(node) -> str | None:
+        """The name in `rc=$?` / `local rc=$?` / `declare -i rc=$?`, else None."""
+        if node.type == "declaration_command":
+            kids = [c for c in node.named_children if c.type == "variable_assignment"]
+            if len(kids) != 1:
+                return None
+            node = kids[0]
+        if node.type == "variable_assignment" and re.fullmatch(
+            r"\w+=(\"?)\$(\?|\{\?\})\1", _txt(node)
+        ):
+            return _txt(node.child_by_field_name("name"))
+        return None
+
+    def _keeps_var(self, node, var: str) -> bool:
+        """A statement between `rc=$?` and its test that cannot change rc: a message, or an
+        assignment of another name."""
+        t = _txt(node)
+        if re.search(r"\b" + re.escape(var) + r"\s*(?:\+|-)?=|\bread\b|\$\(|`", t):
+            return False
+        if node.type in ("variable_assignment", "declaration_command"):
+            return True
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type == "command":
+            return self.cmd_name(node) in ZERO_CMDS and "exit" not in t
+        return False
+
     def _status_test_true_when_failed(self, ctext: str) -> bool | None:
         if re.search(r"-ne\s+\"?0|!=\s*\"?0|-gt\s+\"?0", ctext):  # (( x != 0 )) too
             return True
+        if re.search(r"\(\(\s*\$?\{?[\w?]+\}?\s*\)\)|\(\(.*>\s*0\s*\)\)", ctext):
+            return True  # (( rc )), (( $? )), (( rc > 0 ))
         if re.search(r"-eq\s+\"?0|==?\s*\"?0\b", ctext):
             return False
         if re.search(r"-eq\s+\"?[1-9]|==?\s*\"?[1-9]", ctext):
@@ -2653,6 +2964,19 @@ class _Analyzer:
             else:
                 acq.busy = self.busy_of(pos, cmd, st)
                 acq.status_handled = not (pos.tail or self.set_e)
+            if (
+                info is not None
+                and info.unchecked
+                and nonblocking
+                and acq.busy is not None
+                and not self._failed_exec_is_loud()
+            ):
+                # a failed `exec 9>L` leaves 9 closed: flock fails too, and the busy branch runs
+                acq.open_failure_is_busy = True
+                e = info.span.end
+                acq.open_check_fix = FixTemplate(
+                    "check the open on its own", (Edit(e, e, " || exit 3"),)
+                )
             idx = self.add_acquire(acq)
             if idx is not None and info is not None and not close:
                 info.locks.append(idx)
@@ -2688,13 +3012,40 @@ class _Analyzer:
             if nonblocking:
                 acq.busy = self.busy_of(p, cmd, st)
         else:
-            propagates = pos.tail or "exec" in prefixes or self.set_e
+            propagates = (
+                pos.tail or "exec" in prefixes or self.set_e or self._exits_with_status(pos)
+            )
             acq.status_handled = not propagates
             if propagates and nonblocking:
                 acq.busy = BusyBranch(
                     self.span(cmd), True, st, self.durable_global, False, status_fix
                 )
         self.add_acquire(acq)
+
+    def _failed_exec_is_loud(self) -> bool:
+        """A failed `exec 9>L` ends the script rather than going on with 9 closed: under sh,
+        dash, ksh and other POSIX shells (exec is a special built-in) and in bash's POSIX mode
+        (`--posix`, `set -o posix`, POSIXLY_CORRECT).  Only bash goes on; a file without a
+        shebang counts as bash only when named `.bash`.  (`set -e` in effect at the `exec`
+        is read where the descriptor is opened.)"""
+        if self._loud_exec is None:
+            text = self.text
+            first = text.split("\n", 1)[0]
+            m = re.match(r"#!\s*(\S+)((?:\s+\S+)*)", first)
+            words = m.group(2).split() if m else []
+            interp = m.group(1).rsplit("/", 1)[-1] if m else ""
+            if interp == "env":
+                rest = [w for w in words if not w.startswith("-") and "=" not in w]
+                interp = rest[0].rsplit("/", 1)[-1] if rest else ""
+                words = rest[1:]
+            if not m:
+                interp = "bash" if self.facts.path.endswith(".bash") else ""
+            self._loud_exec = (
+                interp != "bash"
+                or "--posix" in words
+                or bool(re.search(r"\bset\s+-o\s+posix\b|\bPOSIXLY_CORRECT\b", text))
+            )
+        return self._loud_exec
 
     def _openwrt_lock(self) -> bool:
         """The script uses OpenWrt's (busybox) flock-based `lock F` ... `lock -u F`."""
@@ -2945,16 +3296,21 @@ class _Analyzer:
         # an append adds to a file that may well exist: not the creation half of a lock
         self.created_path(path, node, pos, guard=op not in (">>", "&>>"))
 
-    def created_path(self, path: PathExpr, node, pos: Pos, guard: bool = True) -> None:
+    def created_path(
+        self, path: PathExpr, node, pos: Pos, guard: bool = True, directory: bool = False
+    ) -> None:
         if name_probe := self.maybe_probe(node, path, pos, None):
             return name_probe
         self.facts.created.append(path)
         if not guard:
             return
-        # check-then-create: a test of this path that leads to a skip/exit came before
+        # check-then-create: a test of this path that leads to a skip/exit came before (a
+        # directory test `-d` guards only a directory's creation, `[ -d D ] && exit; mkdir D`)
         key = path.key()
         for c in self.cte:
             tkey, tnode, order, done = c[0], c[1], c[2], c[3]
+            if (c[6] == "-d") != directory and c[6] != "-e":
+                continue
             if tkey == key and not done[0]:
                 done[0] = True
                 busy = c[4]
@@ -2977,26 +3333,37 @@ class _Analyzer:
                     self.acq_order[idx] = order  # the busy branch runs at the test
 
     # ------------------------------------------------------------------ tests
-    def test_text_ops(self, node) -> list[tuple[str, object]]:
-        """(operator, operand node) of unary file tests in a test command."""
+    def test_text_ops(self, node) -> list[tuple[str, object, bool]]:
+        """(operator, operand node, negated) of unary file tests in a test command; negated
+        when an odd number of `!` wrap the test (`[ ! -e F ]`, `[[ ! -f F ]]`)."""
         out = []
-        stack = [node]
+        stack = [(node, False)]
         while stack:
-            n = stack.pop()
+            n, neg = stack.pop()
             if n.type == "unary_expression":
                 op = n.child_by_field_name("operator")
                 kids = [c for c in n.named_children if c.type != "test_operator"]
-                if op is not None and kids:
-                    out.append((_txt(op), kids[-1]))
+                if op is None and n.children and n.children[0].type == "!":
+                    stack.extend((k, not neg) for k in kids)
+                elif op is not None and _txt(op) == "!":
+                    stack.extend((k, not neg) for k in kids)
+                elif op is not None and kids:
+                    out.append((_txt(op), kids[-1], neg))
                 continue
-            stack.extend(n.named_children)
+            if n.type == "parenthesized_expression":
+                stack.extend((k, neg) for k in n.named_children)
+                continue
+            stack.extend((k, neg) for k in n.named_children)
         return out
 
     def test_cmd(self, node, pos: Pos) -> None:
         ops = self.test_text_ops(node)
         txt = _txt(node)
         negated = txt.lstrip("[ ").startswith("!") or pos.negated
-        self._file_test(node, [(o, self.resolve(a), a) for o, a in ops], txt, pos, negated)
+        found = [(o, self.resolve(a), a, neg) for o, a, neg in ops]
+        for o, a, neg in ops:
+            self._liveness_var_test(node, o, a, neg, pos)
+        self._file_test(node, found, txt, pos, negated)
 
     def bracket_test(self, cmd, args, pos: Pos) -> None:
         argt = [_txt(a) for a in args]
@@ -3005,7 +3372,11 @@ class _Analyzer:
         found = []
         for i, s in enumerate(argt):
             if s in ("-e", "-f", "-d", "-s", "-L", "-h", "-r") and i + 1 < len(args):
-                found.append((s, self.resolve(args[i + 1]), args[i + 1]))
+                inner = (argt[i - 1] == "!") if i > 0 else False
+                found.append((s, self.resolve(args[i + 1]), args[i + 1], inner))
+            elif s in ("-z", "-n") and i + 1 < len(args):
+                inner = (argt[i - 1] == "!") if i > 0 else False
+                self._liveness_var_test(cmd, s, args[i + 1], inner, pos)
         self._file_test(cmd, found, txt, pos, neg)
 
     def _file_test(self, node, found, txt: str, pos: Pos, negated: bool) -> None:
@@ -3014,7 +3385,7 @@ class _Analyzer:
         if m and re.search(r"-[de]\b", txt) and "/fd/" not in txt:
             self.liveness(node, m.group(1), pos, test_true_alive=not negated)
         elif "/proc/$(" in txt or "/proc/`" in txt:
-            for op, _path, a in found:
+            for op, _path, a, _neg in found:
                 if op not in ("-d", "-e") or "/proc/" not in _txt(a):
                     continue
                 stack = [a]
@@ -3032,16 +3403,18 @@ class _Analyzer:
             br = pos.on_success
             if br is not None:
                 self._pending_stale_success = ("age", None)
-        for op, path, _a in found:
-            if op not in ("-e", "-f", "-s", "-L", "-h"):
+        for op, path, _a, negated in found:
+            if op not in ("-e", "-f", "-s", "-L", "-h", "-d"):
                 continue
             if not pos.tested:
                 continue
-            # the branch taken when the file exists
+            # the branch taken when the file exists (a `!` outside the test, `! [ -e F ]`,
+            # has already swapped the branches of ``pos``; only the test's own `!` counts)
             exists_br = pos.on_fail if negated else pos.on_success
             if exists_br is None:
                 continue
-            busy = self.branch_outcome(exists_br, 0, node)
+            # $? when that branch starts: `test ! -f L || exit` exits 1, `[ -f L ] && exit` 0
+            busy = self.branch_outcome(exists_br, int(negated) ^ int(pos.negated), node)
             if (
                 (busy is None or not busy.ends_run)
                 and not negated
@@ -3068,7 +3441,7 @@ class _Analyzer:
             exits = busy is not None or bool(
                 re.search(r"\b(exit|return)\b", " ".join(_txt(n) for n, _ in exists_br.stmts[:20]))
             )
-            self.cte.append((path.key(), node, self.order, [False], busy, exits))
+            self.cte.append((path.key(), node, self.order, [False], busy, exits, op))
 
     def _branch_exits(self, br: Branch) -> bool:
         for n, _ in br.stmts[:20] if br.fallthrough else br.stmts:
@@ -3082,13 +3455,16 @@ class _Analyzer:
         node = a
         if node.type == "string" and len(node.named_children) == 1:
             node = node.named_children[0]
+        src = False
         if node.type == "command_substitution":
-            return self.pid_source(node)
-        if node.type in ("simple_expansion", "expansion"):
+            src = self.pid_source(node)
+        elif node.type in ("simple_expansion", "expansion"):
             var = _txt(node).strip('${}"')
             if var in self.pidvars:
-                return self.pidvars[var]
-        return False
+                src = self.pidvars[var]
+        if src and src.key() in self.fifos:
+            return False  # read from a pipe the script made and its own child feeds
+        return src
 
     def kill_(self, cmd, name, args, pos: Pos) -> None:
         argt = [_txt(a) for a in args]
@@ -3498,6 +3874,7 @@ class _Analyzer:
                 for o in self.facts.overrides
                 if self.override_order.get(id(o), last) >= last or not o.status
             ]
+        self._mkdir_p_guards()
         # plain mkdir under set -e: a lock only when removed on exit or named like a lock
         self._service_records()
         removed_keys = {
@@ -3682,6 +4059,26 @@ class _Analyzer:
                 out.append(n)
             stack.extend(n.named_children)
         return out
+
+    def _mkdir_p_guards(self) -> None:
+        """LCK109 candidates: not a directory that holds the script's locks or files (`mkdir
+        -p /var/lock/app || exit 1` before `exec 9>/var/lock/app/job.lock`) or that later
+        commands fill or enter."""
+        inner = [a.path.key() for a in self.facts.acquires if a.path is not None]
+        inner += [p.key() for p in self.facts.created]
+        seen = set()
+        for nx, end in self.mkdir_p_guards:
+            key = nx.path.key() if nx.path is not None else ""
+            if (nx.span.start, key) in seen:
+                continue
+            seen.add((nx.span.start, key))
+            if any(k.startswith(key.rstrip("/") + "/") for k in inner):
+                continue
+            if nx.path is not None and self._work_dir(nx.path, end):
+                continue
+            self.facts.non_exclusive.append(nx)
+            if nx.path is not None:
+                self.facts.created.append(nx.path)  # its own name: removing it is no LCK107
 
     def _work_dir(self, path: PathExpr, start: int) -> bool:
         """The directory made at ``start`` is filled or entered by later commands (`cd D`,

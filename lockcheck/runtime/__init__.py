@@ -49,6 +49,12 @@ def add_parsers(sub) -> None:
         default=0.0,
         help="start each copy up to this many seconds after the barrier (random, seeded: 0)",
     )
+    r.add_argument(
+        "--payload-env",
+        metavar="NAME",
+        help="pass the payload as a shell command in the environment variable NAME instead of"
+        ' as arguments (for a job script whose own work you stub with `eval "$NAME"`)',
+    )
     r.add_argument("--timeout", type=_seconds, default=30.0, help="seconds per run (30)")
     r.add_argument(
         "--overall-timeout", type=_seconds, default=600.0, help="seconds for all rounds (600)"
@@ -146,6 +152,7 @@ def _race(args, out, usage_error) -> int:
         busy_code=args.busy_code,
         progress=progress,
         jitter=args.jitter,
+        payload_env=args.payload_env,
     )
     if args.output_format == "json":
         out(json.dumps(rep.as_json(), indent=2) + "\n")

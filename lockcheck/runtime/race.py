@@ -163,6 +163,9 @@ def _spawn(
             os.close(go_w)  # else the barrier never opens: EOF needs every writer closed
             os.close(ready_r)
             os.setpgid(0, 0)
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):  # the copies' output never mixes into the report
+                os.dup2(devnull, fd)
             os.write(ready_w, b".")
             os.close(ready_w)
             os.read(go_r, 1)  # the barrier: returns when the parent closes the pipe
@@ -189,6 +192,7 @@ def _round(
     cwd: str | None,
     jitter: float,
     rng: random.Random,
+    payload_env: str | None = None,
 ) -> list[RunResult]:
     d = os.path.join(scratch, f"round-{rnd}")
     os.mkdir(d, 0o700)
@@ -198,9 +202,13 @@ def _round(
     start = time.monotonic()
     try:
         for i in range(jobs):
-            argv = build_argv(command, payload_argv(d, f"{i}", hold))
+            payload = payload_argv(d, f"{i}", hold)
+            if payload_env:  # the script's own stubbed work runs the payload from this variable
+                argv, child_env = command, dict(env, **{payload_env: shlex.join(payload)})
+            else:
+                argv, child_env = build_argv(command, payload), env
             delay = rng.uniform(0, jitter) if jitter else 0.0
-            pids[_spawn(argv, (go_r, go_w, ready_r, ready_w), env, cwd, delay)] = i
+            pids[_spawn(argv, (go_r, go_w, ready_r, ready_w), child_env, cwd, delay)] = i
         os.close(ready_w)
         ready_w = -1
         got = 0
@@ -274,9 +282,11 @@ def race(
     cwd: str | None = None,
     jitter: float = 0.0,
     seed: int = 0,
+    payload_env: str | None = None,
+    env: dict | None = None,
 ) -> RaceReport:
     rep = RaceReport(command=list(command), jobs=jobs, rounds=rounds, busy_code=busy_code)
-    env = dict(os.environ)
+    env = dict(os.environ if env is None else env)
     scratch = tempfile.mkdtemp(prefix="lockcheck-race-")
     codes: Counter[str] = Counter()
     rng = random.Random(seed)
@@ -286,7 +296,9 @@ def race(
             if time.monotonic() - t0 > overall_timeout:
                 rep.stopped = f"stopped after {rnd - 1} rounds: --overall-timeout reached"
                 break
-            results = _round(command, rnd, jobs, scratch, hold, timeout, env, cwd, jitter, rng)
+            results = _round(
+                command, rnd, jobs, scratch, hold, timeout, env, cwd, jitter, rng, payload_env
+            )
             rep.rounds_run = rnd
             overl = sum(r.overlapped for r in results)
             if overl:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import Acquire, FileFacts, LockKind, PathExpr
+from ...model import Acquire, FileFacts, LockKind, NonExclusiveCreate, PathExpr
 from ...paths import lockish_name
 from . import syntax
 from .busy import Busy
@@ -43,6 +43,17 @@ class Locks:
         acq.function = syntax.function_name(syntax.function_of(node))
         self.facts.acquires.append(acq)
         self.nodes.append(node)
+
+    def add_non_exclusive(
+        self, call: Any, mechanism: str, why: str, path: PathExpr | None, stmts: list[Any]
+    ) -> None:
+        """A creation used as the test of a busy branch that succeeds on an existing name."""
+        nx = NonExclusiveCreate(path, self.tree.span(call), mechanism, why)
+        nx.busy = self.busy.branch(stmts, call)
+        nx.function = syntax.function_name(syntax.function_of(call))
+        self.facts.non_exclusive.append(nx)
+        if path is not None and path not in self.facts.created:
+            self.facts.created.append(path)  # its own name: removing it is no LCK107
 
     # -- flags -----------------------------------------------------------------------------------
     def flags(self, call: Any, q: str) -> str | None:
@@ -125,16 +136,8 @@ class Locks:
             if path is not None:
                 self.facts.created.append(path)
             if stmts is not None and self._eexist(handler):  # a "w" open whose catch tests EEXIST
-                acq = Acquire(
-                    LockKind.EXISTENCE,
-                    f'{q.split(".")[-1]}(..., "{flags}")',
-                    path,
-                    self.tree.span(call),
-                    never_fails=True,
-                    truncating="w" in flags,
-                )
-                acq.busy = self.busy.branch(stmts, call)
-                self.add(acq, call)
+                mech = f'{q.split(".")[-1]}(..., "{flags}")'
+                self.add_non_exclusive(call, mech, f'"{flags}" opens an existing file', path, stmts)
             return
         acq = Acquire(
             LockKind.EXISTENCE, f'{q.split(".")[-1]}(..., "{flags}")', path, self.tree.span(call)
@@ -156,15 +159,8 @@ class Locks:
         as_test = stmts is not None and (self._eexist(handler) or lockish_name(path))
         if recursive:
             if as_test:
-                acq = Acquire(
-                    LockKind.EXISTENCE,
-                    f"{q.split('.')[-1]}(..., {{recursive: true}})",
-                    path,
-                    self.tree.span(call),
-                    never_fails=True,
-                )
-                acq.busy = self.busy.branch(stmts, call)
-                self.add(acq, call)
+                mech = f"{q.split('.')[-1]}(..., {{recursive: true}})"
+                self.add_non_exclusive(call, mech, "recursive: true", path, stmts)
             elif path is not None:
                 self.facts.dirs_made.append(path)
             return

@@ -16,6 +16,7 @@ from ...model import (
     FileFacts,
     FixTemplate,
     LockKind,
+    NonExclusiveCreate,
     Part,
     PartKind,
     PathExpr,
@@ -209,15 +210,22 @@ class Locks:
             return
         never = force or ea in _NONFAILING_EA or not stop
         mech = "New-Item" + (" -Force" if force else "")
-        acq = Acquire(LockKind.EXISTENCE, mech, path, self.tree.span(cmd), never_fails=never)
+        acq = Acquire(LockKind.EXISTENCE, mech, path, self.tree.span(cmd))
         acq.busy = self.busy(syntax.statements(syntax.block_of(catch)), cmd)
         if not self.decides(acq, catch):
             if path is not None:
                 (self.facts.dirs_made if kind == "directory" else self.facts.created).append(path)
             return
-        if never:
-            acq.never_fails_fix = self._new_item_fix(cmd, c)
-        self.add(acq, cmd)
+        if not never:
+            self.add(acq, cmd)
+            return
+        why = "-Force" if force else f"-ErrorAction {ea}" if ea else "no -ErrorAction Stop"
+        nx = NonExclusiveCreate(path, acq.span, mech, why, busy=acq.busy)
+        nx.exclusive_fix = self._new_item_fix(cmd, c)
+        nx.function = syntax.function_name(syntax.scope_of(cmd))
+        self.facts.non_exclusive.append(nx)
+        if path is not None:
+            self.facts.created.append(path)  # its own name: removing it is no LCK107
 
     def skips(self, b: BusyBranch | None) -> bool:
         """The branch ends the run without raising (``throw`` is error handling)."""

@@ -1,0 +1,69 @@
+"""Which files are job definitions, by path and content (RULES.md, "Job definitions")."""
+
+from __future__ import annotations
+
+import os
+import re
+
+SNIFF = 64 * 1024
+_CRONJOB = re.compile(rb"^[ \t]*kind:[ \t]*[\"']?CronJob\b", re.M)
+_TASK_NS = "schemas.microsoft.com/windows/2004/02/mit/task"
+_AIRFLOW = re.compile(rb"^\s*(from\s+airflow[\s.]|import\s+airflow\b)", re.M)
+_DAG = re.compile(rb"\bDAG\s*\(|@dag\b|\bdag\s*\(")
+
+
+def _read(path: str, n: int = SNIFF) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(n)
+    except OSError:
+        return b""
+
+
+def kind_of(path: str, head: bytes | None = None) -> str | None:
+    """The definition kind of a file that is not a script (None: not a definition); ``head``:
+    its first bytes when the caller has read them."""
+    p = path.replace("\\", "/")
+    name = p.rsplit("/", 1)[-1]
+    lower = name.lower()
+    parts = p.split("/")
+    if lower in ("crontab",) or lower.endswith((".cron", ".crontab")) or "cron.d" in parts[:-1]:
+        return "crontab"
+    if lower == "dockerfile" or lower.startswith("dockerfile.") or lower.endswith(".dockerfile"):
+        return "dockerfile"
+    if lower.endswith((".timer", ".service")):
+        return "systemd"
+    if lower.endswith((".nomad", ".nomad.hcl")):
+        return "nomad" if b"periodic" in _read(path) else None
+    if lower.endswith((".yml", ".yaml")):
+        if len(parts) >= 3 and parts[-2] == "workflows" and parts[-3] == ".github":
+            return "github"
+        if lower == ".gitlab-ci.yml":
+            return "gitlab"
+        return "k8s" if _cronjob(path) else None
+    if "templates" in parts[:-1] and lower.endswith(".tpl"):
+        return "k8s" if _cronjob(path) else None
+    if head is None:
+        head = _read(path, 256)
+    if head.startswith(_XML_STARTS) or head.lstrip().startswith(_XML_STARTS):
+        from .windows import decode
+
+        if _TASK_NS in decode(_read(path, 4096)):
+            return "windows"
+    return None
+
+
+_XML_STARTS = (b"\xff\xfe", b"\xfe\xff", b"<\0", b"\0<", b"<?xml", b"<Task", b"\xef\xbb\xbf<")
+
+
+def _cronjob(path: str) -> bool:
+    data = _read(path)
+    return b"CronJob" in data and bool(_CRONJOB.search(data))
+
+
+def is_airflow(path: str) -> bool:
+    """A Python file that imports airflow and builds a DAG."""
+    if not path.endswith(".py") or os.path.basename(path).startswith("test_"):
+        return False
+    data = _read(path, 1 << 20)
+    return bool(_AIRFLOW.search(data) and _DAG.search(data))

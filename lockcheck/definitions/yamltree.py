@@ -1,0 +1,282 @@
+"""YAML through tree-sitter-yaml into a small tree with exact lines.
+
+Chosen over ruamel.yaml by measurement (see the issue #15 report): the same key lines on real
+workflows and CronJobs, ~10x faster, and an ERROR node at the first unreadable line instead of
+an exception.  Helm templates are read with their actions masked: an action alone on its line
+is blanked (``{{- if }}``, ``{{- end }}``, ``{{ include ... | nindent 4 }}``: the last kind may
+insert keys, so the mapping around it is marked ``open``), an inline action becomes a
+placeholder of the same length, whose value is unknown (``templated``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_ACTION = re.compile(r"\{\{.*?\}\}", re.S)
+_CONTROL = re.compile(r"^\{\{-?\s*(if|else|end|range|with|define|/\*|-?\s*/\*)")
+TEMPLATE_MARK = "TPL_"
+
+
+@dataclass
+class Node:
+    kind: str  # "map" | "seq" | "scalar"
+    line: int  # 1-based
+    col: int  # 1-based (characters)
+    text: str = ""  # scalar value (decoded)
+    pairs: dict[str, Pair] = field(default_factory=dict)
+    items: list[Node] = field(default_factory=list)
+    end_line: int = 0
+    open: bool = False  # a template action may insert keys here
+    raw: str = ""  # the source text of a scalar
+
+    @property
+    def templated(self) -> bool:
+        return self.kind == "scalar" and (TEMPLATE_MARK in self.text or "${{" in self.text)
+
+    def get(self, key: str) -> Node | None:
+        p = self.pairs.get(key)
+        return p.value if p else None
+
+    def path(self, *keys: str) -> Node | None:
+        n: Node | None = self
+        for k in keys:
+            if n is None or n.kind != "map":
+                return None
+            n = n.get(k)
+        return n
+
+
+@dataclass
+class Pair:
+    key: str
+    line: int
+    col: int
+    value: Node
+
+
+@dataclass
+class Doc:
+    root: Node | None
+    errors: list[tuple[int, int, str]]
+
+
+def mask_templates(text: str) -> tuple[str, set[int]]:
+    """The text with Go-template actions masked (same length, same lines) and the lines of
+    actions that may insert content."""
+    if "{{" not in text:
+        return text, set()
+    inserts: set[int] = set()
+    starts: dict[int, bool] = {}  # offset of an action -> it may insert content
+    indents: set[int] = set()  # offsets of actions that insert an indented block
+    chars = list(text)
+    for m in _ACTION.finditer(text):
+        starts[m.start()] = not _CONTROL.match(m.group(0))
+        if "indent" in m.group(0):
+            indents.add(m.end())
+        for i in range(m.start(), m.end()):
+            if chars[i] != "\n":
+                chars[i] = "\x01"
+    out = []
+    offset = 0
+    for no, line in enumerate("".join(chars).split("\n"), 1):
+        if "\x01" in line and not line.replace("\x01", "").strip():
+            if any(starts.get(offset + i) for i in range(len(line))):
+                inserts.add(no)
+            out.append("")  # an empty line: spaces could break a block scalar
+        elif line.endswith("\x01") and offset + len(line) in indents:
+            # `key: {{ include ... | nindent 4 }}`: the action puts a block under the key
+            inserts.add(no)
+            body = line.rstrip("\x01")
+            out.append(re.sub("\x01+", _placeholder, body) + " " * (len(line) - len(body)))
+        else:
+            out.append(re.sub("\x01+", _placeholder, line))
+        offset += len(line) + 1
+    return "\n".join(out), inserts
+
+
+def _placeholder(m: re.Match) -> str:
+    return (TEMPLATE_MARK + "_" * len(m.group(0)))[: len(m.group(0))]
+
+
+def _parser():
+    from ..frontends.treesitter import parser
+
+    return parser("yaml")  # the project's one tree-sitter layer (cached per process)
+
+
+class _Builder:
+    def __init__(self, data: bytes, inserts: set[int]) -> None:
+        self.data = data
+        self.lines = data.split(b"\n")
+        self.anchors: dict[str, Node] = {}
+        self.inserts = inserts
+
+    def col(self, point) -> int:
+        row, c = point
+        line = self.lines[row] if row < len(self.lines) else b""
+        return len(line[:c].decode("utf-8", "replace")) + 1
+
+    def node(self, n) -> Node:
+        t = n.type
+        if t in ("block_node", "flow_node"):
+            anchor = None
+            inner = None
+            for c in n.named_children:
+                if c.type == "anchor":
+                    anchor = c.text.decode("utf-8", "replace")[1:]
+                elif c.type == "tag" or c.type == "comment":
+                    continue
+                else:
+                    inner = c
+            res = self.node(inner) if inner is not None else self.scalar(n, "")
+            if anchor:
+                self.anchors[anchor] = res
+            return res
+        if t == "alias":
+            target = self.anchors.get(n.text.decode("utf-8", "replace")[1:])
+            return target if target is not None else self.scalar(n, TEMPLATE_MARK)
+        if t in ("block_mapping", "flow_mapping"):
+            m = Node("map", n.start_point[0] + 1, self.col(n.start_point))
+            m.end_line = n.end_point[0] + 1
+            children = []
+            for c in n.named_children:
+                if c.type in ("block_mapping_pair", "flow_pair"):
+                    self.pair(m, c, children)
+                elif c.type == "flow_node":  # {a, b}: keys without values
+                    k = self.node(c)
+                    m.pairs[k.text] = Pair(k.text, k.line, k.col, self.scalar(c, ""))
+            lo, hi = m.line, m.end_line + 1
+            for ln in self.inserts:
+                if lo <= ln <= hi and not any(a <= ln <= b for a, b in children):
+                    m.open = True
+            return m
+        if t in ("block_sequence", "flow_sequence"):
+            s = Node("seq", n.start_point[0] + 1, self.col(n.start_point))
+            s.end_line = n.end_point[0] + 1
+            for c in n.named_children:
+                if c.type == "block_sequence_item":
+                    kids = [k for k in c.named_children if k.type != "comment"]
+                    s.items.append(self.node(kids[0]) if kids else self.scalar(c, ""))
+                elif c.type == "flow_node":
+                    s.items.append(self.node(c))
+            return s
+        return self.scalar(n, self.decode_scalar(n))
+
+    def pair(self, m: Node, c, children: list) -> None:
+        key = c.child_by_field_name("key")
+        value = c.child_by_field_name("value")
+        kn = self.node(key) if key is not None else None
+        kname = kn.text if kn is not None and kn.kind == "scalar" else ""
+        v = self.node(value) if value is not None else self.scalar(c, "")
+        if value is not None and value.type == "block_node":
+            children.append((value.start_point[0] + 1, value.end_point[0] + 1))
+            if v.kind == "map" and any(
+                c.start_point[0] < ln - 1 < v.line - 1 for ln in self.inserts
+            ):
+                v.open = True  # `key:` then `{{ include ... | nindent }}` then more keys
+        if kname == "<<":  # merge keys: the merged maps' pairs, never overriding
+            for src in v.items if v.kind == "seq" else [v]:
+                for k, p in src.pairs.items():
+                    m.pairs.setdefault(k, p)
+            return
+        line, col = (kn.line, kn.col) if kn is not None else (c.start_point[0] + 1, 1)
+        m.pairs[kname] = Pair(kname, line, col, v)
+
+    def scalar(self, n, text: str) -> Node:
+        s = Node("scalar", n.start_point[0] + 1, self.col(n.start_point), text=text)
+        s.raw = n.text.decode("utf-8", "replace")
+        s.end_line = n.end_point[0] + 1
+        return s
+
+    def decode_scalar(self, n) -> str:
+        raw = n.text.decode("utf-8", "replace")
+        t = n.type
+        if t == "plain_scalar":
+            return " ".join(p.strip() for p in raw.split("\n"))
+        if t == "single_quote_scalar":
+            return _fold(raw[1:-1]).replace("''", "'")
+        if t == "double_quote_scalar":
+            return _unescape(_fold(raw[1:-1]))
+        if t == "block_scalar":
+            return _block(raw)
+        return raw
+
+
+def _fold(s: str) -> str:
+    return " ".join(p.strip() for p in s.split("\n")) if "\n" in s else s
+
+
+_ESC = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/", "0": "\0", "r": "\r"}
+
+
+def _unescape(s: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESC.get(m.group(1), m.group(0)), s)
+
+
+def _block(raw: str) -> str:
+    head, _, body = raw.partition("\n")
+    lines = body.split("\n")
+    indents = [len(ln) - len(ln.lstrip(" ")) for ln in lines if ln.strip()]
+    cut = min(indents) if indents else 0
+    m = re.search(r"[1-9]", head)
+    if m:
+        cut = min(cut, int(m.group(0))) if indents else cut
+    lines = [ln[cut:] for ln in lines]
+    if head.lstrip().startswith(">"):
+        return " ".join(ln for ln in lines if ln.strip()) + "\n"
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _first_error(root) -> tuple[int, int, str] | None:
+    stack = [root]
+    best = None
+    while stack:
+        n = stack.pop()
+        if not n.has_error:
+            continue
+        if n.type == "ERROR" or n.is_missing:
+            p = n.start_point
+            if best is None or p < best[:2]:
+                what = f"missing {n.type}" if n.is_missing else "unexpected text"
+                best = (p[0], p[1], what)
+            continue
+        stack.extend(n.children)
+    if best is None:
+        return None
+    return best[0] + 1, best[1] + 1, best[2]
+
+
+def parse_yaml(text: str, templates: bool = True) -> list[Doc]:
+    """The documents of ``text`` (Helm actions masked when ``templates``; a workflow's
+    ``${{ }}`` is plain YAML).  A file that does not parse gives one Doc with the first
+    unreadable line in ``errors``."""
+    masked, inserts = mask_templates(text) if templates else (text, set())
+    from ..frontends.treesitter import source_bytes
+
+    data = source_bytes(masked)
+    tree = _parser().parse(data)
+    err = _first_error(tree.root_node)
+    if err is not None:
+        b = _Builder(data, inserts)
+        line, col_b, what = err
+        col = b.col((line - 1, col_b - 1))
+        return [Doc(None, [(line, col, f"YAML does not parse: {what}")])]
+    docs = []
+    for d in tree.root_node.named_children:
+        if d.type != "document":
+            continue
+        b = _Builder(data, inserts)
+        kids = [c for c in d.named_children if c.type in ("block_node", "flow_node")]
+        docs.append(Doc(b.node(kids[0]) if kids else None, []))
+    return docs
+
+
+def comments(text: str) -> dict[int, str]:
+    """Line -> the ``#`` comment on it (a YAML comment starts at ``#`` after a space)."""
+    out = {}
+    for i, line in enumerate(text.split("\n"), 1):
+        m = re.search(r"(?:^|\s)(#.*)$", line)
+        if m:
+            out[i] = m.group(1)
+    return out

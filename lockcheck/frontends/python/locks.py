@@ -1,0 +1,776 @@
+"""The lock-semantics passes: probes, existence locks, fd locks, lock objects,
+check-then-create, release coverage, and the order in which they run."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...model import (
+    Acquire,
+    BusyBranch,
+    Edit,
+    FixTemplate,
+    LockKind,
+    PartKind,
+    PathExpr,
+    Probe,
+    Removal,
+)
+from ...paths import lockish_name
+from .calls import BUSY_ERRORS, FILE_EXISTS_ERRORS, LIB_BUSY_ERRORS_SUFFIX, REMOVE_CALLS, Calls
+from .handlers import Handlers
+from .processes import Processes
+from .values import Values
+from .walk import Walk, _Entry
+
+
+class Analyzer(Walk, Values, Calls, Handlers, Processes):
+    """One file's analysis: the tree walked once (:class:`Walk`), then the passes of
+    :meth:`run`."""
+
+    def run(self) -> None:
+        self._index_bindings()
+        self.entry = self._entry_points()
+        facts = self.facts
+        self.removal_calls = self._removals()
+        self._probes()
+        self._existence_locks()
+        self._fd_locks()
+        self._object_locks()
+        self._check_then_create()
+        facts.acquires[:] = self._expand(facts.acquires)
+        expanded = []
+        for c, r in self.removal_calls:
+            expanded.extend((c, x) for x in self._expand([r]))
+        before = {id(r) for _c, r in self.removal_calls}
+        self.removal_calls = expanded
+        facts.removals[:] = [r for _c, r in expanded] + [
+            r for r in facts.removals if id(r) not in before
+        ]
+        self._liveness_and_kills()
+        self._release_coverage()
+        self._hooks()
+        self._backgrounds()
+        self._created()
+        facts.acquires.sort(key=lambda a: a.span.start)  # stable indexes are assigned after
+        self._hooks_reindex()
+
+    def _removals(self) -> list[tuple[Any, Removal]]:
+        out = []
+        for c in self.calls:
+            tgt = self.removal_target(c)
+            if tgt is not None:
+                path, is_glob = tgt
+                r = Removal(path, self.span(c), is_glob=is_glob)
+                self._removal_context(c, r)
+                r.drop_fix = self.drop_fix(c)
+                out.append((c, r))
+            elif self.is_q(c, "atexit.register") and c.args:
+                fn = c.args[0].value
+                fq = self.qname(fn) or ""
+                if fq in REMOVE_CALLS and len(c.args) > 1:
+                    r = Removal(self.path(c.args[1].value), self.span(c), via="atexit")
+                    r.hook_span = self.span(c)
+                    r.drop_fix = self.drop_fix(c)
+                    out.append((c, r))
+        for _c, r in out:
+            self.facts.removals.append(r)
+        return out
+
+    def removals_of(self, path: PathExpr | None) -> list[tuple[Any, Removal]]:
+        if path is None:
+            return []
+        key = self.key(path)
+        return [
+            (c, r) for c, r in self.removal_calls if r.path is not None and self.key(r.path) == key
+        ]
+
+    def _probes(self) -> None:
+        cst = self.cst
+        self.probe_calls: set[int] = set()
+        for c in self.calls:
+            cr = self.creation(c)
+            if cr is None:
+                continue
+            mech, pnode, how = cr
+            path = self.path(pnode)
+            if path is None or not path.key():
+                continue
+            st = self.stmt_of(c)
+            # the statement right after (the with block's body counts as no work when empty)
+            if isinstance(st, cst.With) and not all(
+                self._is_trivial(s) or self._closes(s) for s in st.body.body
+            ):
+                continue
+            sibs, i = self.block_siblings(st)
+            if i + 1 >= len(sibs):
+                continue
+            nxt = sibs[i + 1]
+            rm = None
+            for rc, r in self.removal_calls:
+                if (
+                    self.within(rc, nxt)
+                    and self.stmt_of(rc) is nxt
+                    and r.path is not None
+                    and r.path.key() == path.key()
+                    and not self._deferred(rc, nxt)
+                ):
+                    rm = rc
+                    break
+            if rm is None:
+                continue
+            self.probe_calls.add(id(c))
+            if any(
+                p.kind in (PartKind.ARG, PartKind.VAR, PartKind.UNKNOWN)
+                for p in path.basename_parts()
+            ):
+                # the name comes from the caller or the environment: it may be per-run
+                # (unknown stays unknown), so this is a probe but not a fixed-name one
+                self.facts.created.append(path)
+                continue
+            fix = self._probe_fix(pnode, rm)
+            self.facts.probes.append(Probe(path, self.span(c), fix))
+
+    def _deferred(self, call: Any, stmt: Any) -> bool:
+        """``call`` sits in a lambda or nested function inside ``stmt``: it runs later
+        (``addCleanup(lambda: rmtree(p))``), not at once."""
+        cst = self.cst
+        for a in self.ancestors(call):
+            if a is stmt:
+                return False
+            if isinstance(a, (cst.Lambda, cst.FunctionDef)):
+                return True
+        return False
+
+    def _closes(self, st: Any) -> bool:
+        return self.code(st).strip().endswith((".close()", "pass"))
+
+    def _probe_fix(self, create_arg: Any, rm_call: Any) -> FixTemplate | None:
+        cst = self.cst
+        osname = next((k for k, v in self.imports.items() if v == "os"), None)
+        if osname is None:
+            return None
+        rm_arg = self.arg(rm_call, 0) if self.call_q(rm_call) in REMOVE_CALLS else None
+        if rm_arg is None and isinstance(rm_call.func, cst.Attribute):
+            rm_arg = rm_call.func.value
+        edits = []
+        for node in (create_arg, rm_arg):
+            e = self._append_pid(node, osname)
+            if e is None:
+                return None
+            edits.append(e)
+        if self.code(create_arg) != self.code(rm_arg):
+            return None
+        if self.span(create_arg).start == self.span(rm_arg).start:
+            return None
+        return FixTemplate("add the process id to the probe name", tuple(edits))
+
+    def _append_pid(self, node: Any, osname: str) -> Edit | None:
+        cst = self.cst
+        if isinstance(node, cst.Call) and self.call_q(node) == "os.path.join" and node.args:
+            return self._append_pid(node.args[-1].value, osname)
+        sp = self.span(node)
+        src = self.text[sp.start : sp.end]
+        if isinstance(node, cst.SimpleString):
+            prefix = node.prefix.lower()
+            if (
+                prefix not in ("",)
+                or "{" in src
+                or "}" in src
+                or node.value.startswith(('"""', "'''"))
+            ):
+                return None
+            q = node.quote
+            return Edit(sp.start, sp.end, f"f{src[: -len(q)]}.{{{osname}.getpid()}}{q}")
+        if isinstance(node, cst.FormattedString):
+            q = node.end
+            return Edit(sp.end - len(q), sp.end - len(q), f".{{{osname}.getpid()}}")
+        return None
+
+    def _existence_locks(self) -> None:
+        cst = self.cst
+        for c in self.calls:
+            if id(c) in self.probe_calls:
+                continue
+            cr = self.creation(c)
+            if cr is None:
+                continue
+            mech, pnode, how = cr
+            if how == "plain":
+                continue
+            t, h = self.catching_handler(c, FILE_EXISTS_ERRORS)
+            if h is None:
+                continue
+            stmts = list(h.body.body)
+            if not self.decides(stmts):
+                continue
+            path = self.path(pnode)
+            end = self.find_end(stmts)
+            if end is not None and self._tolerates_eexist(h, end):
+                continue
+            if end is not None and end.kind == "return" and self._result_ignored(end.node):
+                continue  # make-if-missing helper: no caller decides anything on the clash
+            if end is None and self._recreates(stmts, path):
+                continue  # except FileExistsError: rmtree(d); mkdir(d): the run always goes on
+            if end is not None and end.kind == "loop" and self._renamed_each_pass(pnode, end):
+                continue  # a search for a free name (name recomputed each pass), not a lock
+            eexist = any(n.value == "EEXIST" for n in self.descendants(h, cst.Name)) or any(
+                a.attr.value == "EEXIST" for a in self.descendants(h, cst.Attribute)
+            )
+            if "FileExistsError" not in self.handler_names(h) and not eexist:
+                # a generic OSError handler is error handling unless the name or an exit
+                # says lock
+                if not lockish_name(path) and not (end is not None and end.kind == "exit"):
+                    continue
+                if not lockish_name(path) and self._guarded_by_absence(c, path):
+                    continue  # `if not isdir(d): makedirs(d)` under a broad error handler
+            if (
+                end is not None
+                and end.kind == "raise"
+                and not lockish_name(path)
+                and "SystemExit" not in self.code(end.node)
+            ):
+                continue  # an error raised on a clash: exclusive create of output
+            if end is not None and end.kind == "loop" and not lockish_name(path):
+                # `continue` in a for loop over items: a lock only when named like one;
+                # in a while loop: a retry
+                loop = next(
+                    (a for a in self.ancestors(end.node) if isinstance(a, (cst.For, cst.While))),
+                    None,
+                )
+                if isinstance(loop, cst.For):
+                    continue
+            busy = self.busy_branch(stmts, h, t)
+            acq = Acquire(LockKind.EXISTENCE, mech, path, self.span(c), busy=busy)
+            acq.function = self._fname(c)
+            self.handled_creates.add(id(c))
+            self._acq_nodes[id(acq)] = c
+            self.facts.acquires.append(acq)
+
+    def _result_ignored(self, ret: Any) -> bool:
+        """``ret`` returns from a function (not the entry point) that every caller in this
+        file calls as a statement (the result is dropped), and there is at least one."""
+        func = self.func_of(ret)
+        if func is None or (self.class_of(func) is None and func.name.value in self.entry):
+            return False  # returning from the entry point ends the run
+        sites = self.call_sites(func)
+        return bool(sites) and all(isinstance(self.up(c), self.cst.Expr) for c, _m in sites)
+
+    def _removes_on_normal_path(self, stmts: list[Any], path: PathExpr | None) -> bool:
+        """The statements remove ``path`` other than in an ``except`` handler."""
+        cst = self.cst
+        if path is None:
+            return False
+        key = self.key(path)
+        for st in stmts:
+            for c in self.descendants(st, cst.Call):
+                tgt = self.removal_target(c)
+                if tgt is None or tgt[0] is None or self.key(tgt[0]) != key:
+                    continue
+                if not any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(c)):
+                    return True
+        return False
+
+    def _leaves_on_normal_path(self, stmts: list[Any]) -> bool:
+        """A return, raise, loop jump or exit call in the statements, other than in an
+        ``except`` handler (where only an error leads)."""
+        cst = self.cst
+        leaving = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+        for st in stmts:
+            for n in [st, *self.descendants(st)]:
+                if isinstance(n, leaving) or self.exit_call(n) is not None:
+                    if not any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(n)):
+                        return True
+        return False
+
+    def _recreates(self, stmts: list[Any], path: PathExpr | None) -> bool:
+        """The handler removes the existing name unconditionally (no test, no exit) and goes
+        on: the old entry never stops the run, so nothing is excluded."""
+        cst = self.cst
+        if path is None:
+            return False
+        key = self.key(path)
+        removed = False
+        for st in stmts:
+            if not isinstance(st, cst.SimpleStatementLine):
+                return False  # a test or loop in the handler: a judgement, maybe a takeover
+            for c in self.descendants(st, cst.Call):
+                tgt = self.removal_target(c)
+                if tgt is not None and tgt[0] is not None and self.key(tgt[0]) == key:
+                    removed = True
+                elif self.call_q(c) in ("os.kill", "os.killpg"):
+                    return False
+        return removed
+
+    def _renamed_each_pass(self, pnode: Any, end: _Entry) -> bool:
+        """``while True: name = ...; try: create(name) except ...: continue``: the name is
+        assigned anew inside the retried loop."""
+        cst = self.cst
+        if not isinstance(pnode, cst.Name):
+            return False
+        loop = next(
+            (a for a in self.ancestors(end.node) if isinstance(a, (cst.For, cst.While))), None
+        )
+        if loop is None:
+            return False
+        for t in self.descendants(loop.body, cst.AssignTarget):
+            if isinstance(t.target, cst.Name) and t.target.value == pnode.value:
+                return True
+        if isinstance(loop, cst.For):
+            return any(
+                isinstance(n, cst.Name) and n.value == pnode.value
+                for n in self.descendants(loop.target, cst.Name)
+            )
+        return False
+
+    def _guarded_by_absence(self, call: Any, path: PathExpr | None) -> bool:
+        """``call`` runs only when an ``if not exists(P)`` (isdir, is_dir...) of its own path
+        found the name absent: it makes what is missing, it does not test for a holder."""
+        cst = self.cst
+        if path is None:
+            return False
+        key = self.key(path)
+        for a in self.ancestors(call):
+            if isinstance(a, (cst.FunctionDef, cst.Try)):
+                return False
+            if isinstance(a, cst.If) and self.within(call, a.body):
+                et = self._exists_test(a.test)
+                if et is not None and not et[1]:
+                    p = self._exists_path(et[0])
+                    if p is not None and self.key(p) == key:
+                        return True
+        return False
+
+    @property
+    def _acq_nodes(self) -> dict[int, Any]:
+        if "_acq_nodes_d" not in self.__dict__:
+            self.__dict__["_acq_nodes_d"] = {}
+        return self.__dict__["_acq_nodes_d"]
+
+    def _tolerates_eexist(self, handler: Any, end: _Entry) -> bool:
+        """``if not (e.errno == EEXIST ...): raise``: the existing name is accepted."""
+        cst = self.cst
+        taken = ""  # the tests of the enclosing ifs whose body leads to the end
+        for a in self.ancestors(end.node):
+            if a is handler:
+                return False
+            if isinstance(a, cst.If) and not self.within(end.node, a.test):
+                test = self.code(a.test)
+                if "EEXIST" in test and ("not" in test or "!=" in test):
+                    return self.within(end.node, a.body)
+                if self.within(end.node, a.body):
+                    taken += " " + test
+                if (
+                    "EEXIST" in taken
+                    and re.search(r"\b(isdir|is_dir|exists)\(", taken)
+                    and end.kind == "return"
+                ):
+                    # `if e.errno == EEXIST and isdir(p): return p` (or the two tests
+                    # nested): an ensure-dir helper that accepts the existing directory
+                    return True
+        return False
+
+    def _fname(self, node: Any) -> str | None:
+        f = self.func_of(node)
+        return f.name.value if isinstance(f, self.cst.FunctionDef) else None
+
+    def _fd_locks(self) -> None:
+        cst = self.cst
+        for c in self.calls:
+            q = self.call_q(c)
+            if q in (
+                "fcntl.flock",
+                "django.core.files.locks.lock",
+                "portalocker.lock",
+                "portalocker.portalocker.lock",
+            ):
+                kind = LockKind.FLOCK
+            elif q == "fcntl.lockf":
+                kind = LockKind.LOCKF
+            else:
+                continue
+            flags = self.flag_names(self.arg(c, 1))
+            if "LOCK_UN" in flags or not (
+                {"LOCK_EX", "LOCK_SH", "EXCLUSIVE", "SHARED"} & flags or not flags
+            ):
+                continue
+            mech = "portalocker.lock" if q.startswith("portalocker") else q
+            fd = self.arg(c, 0)
+            opener = self.trace_open(fd)
+            acq = Acquire(kind, mech, None, self.span(c))
+            acq.nonblocking = bool({"LOCK_NB", "NON_BLOCKING"} & flags)
+            acq.function = self._fname(c)
+            self._fill_open(acq, opener)
+            t, h = self.catching_handler(c, BUSY_ERRORS, LIB_BUSY_ERRORS_SUFFIX)
+            if h is not None and acq.nonblocking:
+                acq.busy = self.busy_branch(list(h.body.body), h, t)
+            acq.inode_recheck = self._inode_recheck(c)
+            self._acq_nodes[id(acq)] = c
+            self.facts.acquires.append(acq)
+            _ = cst
+
+    def _inode_recheck(self, call: Any) -> bool:
+        scope = self.func_of(call) or self.module
+        src = self.code(scope) if scope is not self.module else self.text
+        return "st_ino" in src and ("fstat" in src or "samestat" in src or "samefile" in src)
+
+    def _fill_open(self, acq: Acquire, opener: Any) -> None:
+        cst = self.cst
+        if opener is None:
+            return
+        q = self.call_q(opener)
+        if q == "os.open":
+            acq.path = self.path(self.arg(opener, 0, "path"))
+            flags = self.flag_names(self.arg(opener, 1, "flags"))
+            acq.truncating = "O_TRUNC" in flags
+        elif (
+            self.method(opener) == "open"
+            and isinstance(opener.func, cst.Attribute)
+            and q not in ("io.open", "codecs.open")
+        ):
+            acq.path = self.path(opener.func.value)
+            mv = self.arg(opener, 0, "mode")
+            mode = self.const(mv) if mv is not None else "r"
+            acq.truncating = isinstance(mode, str) and "w" in mode
+        else:
+            acq.path = self.path(self.arg(opener, 0, "file"))
+            mode = self.mode_of(opener)
+            acq.truncating = isinstance(mode, str) and "w" in mode
+            if isinstance(mode, str) and "a" in mode and self._truncated_later(opener):
+                acq.truncating = True
+        acq.open_span = self.span(opener)
+
+    def _truncated_later(self, opener: Any) -> bool:
+        cst = self.cst
+        names = set()
+        par = self.up(opener)
+        if isinstance(par, cst.Assign):
+            for t in par.targets:
+                if isinstance(t.target, cst.Name):
+                    names.add(t.target.value)
+        if (
+            isinstance(par, cst.WithItem)
+            and par.asname is not None
+            and isinstance(par.asname.name, cst.Name)
+        ):
+            names.add(par.asname.name.value)
+        for c in self.calls:
+            if (
+                self.method(c) == "truncate"
+                and isinstance(c.func.value, cst.Name)
+                and c.func.value.value in names
+            ):
+                return True
+        return False
+
+    def _object_locks(self) -> None:
+        cst = self.cst
+        for c in self.calls:
+            info = self.OBJECT_LOCKS.get(self.call_q(c))
+            if info is None:
+                continue
+            kind, mech = info
+            pnode = (
+                self.arg(c, 0, "lock_file") or self.arg(c, 0, "filename") or self.arg(c, 0, "path")
+            )
+            acq = Acquire(kind, mech, self.path(pnode), self.span(c))
+            acq.function = self._fname(c)
+            nb = self._nonblocking_kw(c)
+            par = self.up(c)
+            uses: list[Any] = []  # acquire calls / with items
+            if isinstance(par, cst.WithItem):
+                uses.append(par)
+            else:
+                var = None
+                if isinstance(par, cst.Assign) and len(par.targets) == 1:
+                    var = par.targets[0].target
+                if var is not None:
+                    for u in self.calls:
+                        if (
+                            self.method(u) == "acquire"
+                            and self._same_ref(u.func.value, var)
+                            and self._same_scope(u, c, var)
+                        ):
+                            uses.append(u)
+                    for w in self.withs:
+                        if not self._same_scope(w, c, var):
+                            continue
+                        for item in w.items:
+                            it = item.item
+                            if self._same_ref(it, var):
+                                uses.append(item)
+                            elif (
+                                isinstance(it, cst.Call)
+                                and self.method(it) == "acquire"
+                                and self._same_ref(it.func.value, var)
+                            ):
+                                if item not in uses and it not in uses:
+                                    uses.append(item)
+                if kind is LockKind.EXISTENCE and not uses and not self._escapes(c, var):
+                    # constructing a SoftFileLock creates nothing: only its acquire is a lock
+                    continue
+            if uses:
+                u = uses[0]
+                acq.open_span = self.span(c)
+                node = u.item if isinstance(u, cst.WithItem) else u
+                acq.span = self.span(node)
+                if isinstance(node, cst.Call) and node is not c:
+                    nb = nb or self._nonblocking_kw(node)
+                acq.busy = self._object_busy(node, nb)
+                if isinstance(u, cst.WithItem) or kind is LockKind.EXISTENCE:
+                    anchor = u
+                else:
+                    anchor = u
+                self._acq_nodes[id(acq)] = (
+                    anchor if not isinstance(anchor, cst.WithItem) else anchor.item
+                )
+                acq.released = kind is LockKind.EXISTENCE
+                if kind is LockKind.EXISTENCE:
+                    acq.release_on_every_exit = isinstance(
+                        u, cst.WithItem
+                    ) or self._released_in_finally(par)
+            else:
+                self._acq_nodes[id(acq)] = c
+            acq.nonblocking = nb
+            self.facts.acquires.append(acq)
+
+    def _same_scope(self, use: Any, ctor: Any, var: Any) -> bool:
+        """``use`` can refer to the object bound at ``ctor``: the same function for a local
+        name, the same class for ``self.x``, anywhere for a module-level name."""
+        cst = self.cst
+        if isinstance(var, cst.Attribute):
+            return self.class_of(use) is self.class_of(ctor)
+        f = self.func_of(ctor)
+        return f is None or self.func_of(use) is f
+
+    def _escapes(self, ctor: Any, var: Any) -> bool:
+        """The lock object leaves the place it is made (returned, yielded, a lambda's value,
+        passed to a call, stored in a container or attribute), so it may be acquired
+        elsewhere."""
+        cst = self.cst
+        par = self.up(ctor)
+        if isinstance(par, cst.Expr):
+            return False  # the value is dropped
+        if var is None:
+            if isinstance(par, cst.Attribute):
+                return par.attr.value == "acquire"  # SoftFileLock(p).acquire()
+            return not isinstance(par, (cst.Comparison, cst.ComparisonTarget))
+        if not isinstance(var, cst.Name):
+            return True  # self.lock = ...: used by other methods
+        f = self.func_of(ctor)
+        scope = f if f is not None else self.module
+        for n in self.descendants(scope, cst.Name):
+            if n.value != var.value or n is var or self.off(n) < self.off(ctor):
+                continue
+            up = self.up(n)
+            if isinstance(up, cst.Attribute) and up.value is n:
+                continue  # lock.lifetime, lock.is_locked
+            if isinstance(up, cst.Comparison):
+                continue  # lock1 is lock2
+            if isinstance(up, cst.ComparisonTarget):
+                continue
+            return True
+        return False
+
+    def _object_busy(self, node: Any, nb: bool) -> BusyBranch | None:
+        cst = self.cst
+        # if not lock.acquire(blocking=False): / if lock.acquire(...): ... else:
+        if isinstance(node, cst.Call):
+            n = node
+            negate = False
+            par = self.up(n)
+            if isinstance(par, cst.UnaryOperation) and isinstance(par.operator, cst.Not):
+                negate = True
+                n = par
+                par = self.up(n)
+            if isinstance(par, cst.If) and par.test is n:
+                return self._if_branch(par, negate, 0)
+            if (
+                isinstance(par, cst.Assign)
+                and len(par.targets) == 1
+                and isinstance(par.targets[0].target, cst.Name)
+            ):
+                st = self.stmt_of(par)
+                sibs, i = self.block_siblings(st)
+                if i + 1 < len(sibs) and isinstance(sibs[i + 1], cst.If):
+                    nxt = sibs[i + 1]
+                    name = par.targets[0].target.value
+                    t = nxt.test
+                    if (
+                        isinstance(t, cst.UnaryOperation)
+                        and isinstance(t.operator, cst.Not)
+                        and isinstance(t.expression, cst.Name)
+                        and t.expression.value == name
+                    ):
+                        return self._if_branch(nxt, True, 0)
+                    if isinstance(t, cst.Name) and t.value == name:
+                        return self._if_branch(nxt, False, 0)
+        t, h = self.catching_handler(node, BUSY_ERRORS, LIB_BUSY_ERRORS_SUFFIX)
+        if h is not None and nb:
+            return self.busy_branch(list(h.body.body), h, t)
+        if h is not None:
+            hn = self.handler_names(h)
+            if any(x.endswith(LIB_BUSY_ERRORS_SUFFIX) for x in hn):
+                return self.busy_branch(list(h.body.body), h, t)
+        return None
+
+    def _exists_test(self, test: Any) -> tuple[Any, bool] | None:
+        """(exists call, positive) when an if test is exists(P) / not exists(P)."""
+        cst = self.cst
+        negate = False
+        n = test
+        if isinstance(n, cst.BooleanOperation):
+            n = n.left
+        while isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+            negate = not negate
+            n = n.expression
+        if not isinstance(n, cst.Call):
+            return None
+        q = self.call_q(n)
+        m = self.method(n)
+        if q in ("os.path.exists", "os.path.isfile", "os.path.lexists", "os.path.isdir"):
+            return n, not negate
+        if (
+            m in ("exists", "is_file", "is_dir")
+            and isinstance(n.func, cst.Attribute)
+            and not q.startswith("os.")
+        ):
+            return n, not negate
+        return None
+
+    def _exists_path(self, call: Any) -> PathExpr | None:
+        if self.call_q(call).startswith("os.path."):
+            return self.path(self.arg(call, 0))
+        return self.path(call.func.value)
+
+    def _check_then_create(self) -> None:
+        cst = self.cst
+        flocked = {
+            a.path.key()
+            for a in self.facts.acquires
+            if a.kind is not LockKind.EXISTENCE and a.path is not None
+        }
+        for ifn in self.ifs:
+            et = self._exists_test(ifn.test)
+            if et is None:
+                continue
+            test_call, positive = et
+            path = self._exists_path(test_call)
+            if path is None or not path.key() or path.key() in flocked:
+                continue
+            creator = None
+            if positive:
+                sibs, i = self.block_siblings(ifn)
+                region = sibs[i + 1 :]
+                busy_stmts = list(ifn.body.body)
+            else:
+                region = list(ifn.body.body)
+                busy_stmts = None
+            for st in region:
+                for c in self.descendants(st, cst.Call):
+                    cr = self.creation(c)
+                    if cr is None or id(c) in self.probe_calls or id(c) in self.handled_creates:
+                        continue
+                    if cr[2] != "plain":
+                        continue  # mkdir/link after a test: making a directory, not a lock
+                    p = self.path(cr[1])
+                    if p is not None and p.key() == path.key():
+                        creator = c
+                        break
+                if creator is not None:
+                    break
+            if creator is None:
+                continue
+            released = [
+                c for c, _r in self.removals_of(path) if not (positive and self.within(c, ifn))
+            ]
+            if not released:
+                continue  # a run-once marker, never removed (or removed only as a takeover)
+            if (
+                positive
+                and self._removes_on_normal_path(busy_stmts, path)
+                and not self._leaves_on_normal_path(busy_stmts)
+            ):
+                continue  # `if exists(P): remove(P)`, then create: an overwrite, not a guard
+            if positive:
+                end = self.find_end(busy_stmts)
+                if end is None:
+                    continue
+                if not lockish_name(path) and self._ends_on_content(end, ifn):
+                    continue  # the file's contents decide, not its existence
+                busy = self.busy_branch(busy_stmts, ifn, ifn)
+            else:
+                busy = self._if_branch(ifn, False, 0)
+                if not busy.ends_run and not any(self.within(c, ifn) for c in released):
+                    # `if not exists(F): create(F)` and the run goes on either way, the name
+                    # kept: making what is missing, nothing is excluded
+                    continue
+            acq = Acquire(
+                LockKind.EXISTENCE,
+                "exists() then " + self.creation(creator)[0],
+                path,
+                self.span(creator),
+                check_then_create=True,
+                test_span=self.span(test_call),
+                busy=busy,
+            )
+            acq.truncating = True
+            acq.function = self._fname(creator)
+            self.handled_creates.add(id(creator))
+            self._acq_nodes[id(acq)] = creator
+            self.facts.acquires.append(acq)
+
+    _LIVENESS_WORDS = re.compile(r"kill|pid|/proc|psutil|alive|running|lock")
+
+    def _ends_on_content(self, end: _Entry, ifn: Any) -> bool:
+        """The branch under ``if exists(P)`` ends only under a further test that is not about
+        a live holder (``if f.readlines() == lines: return``): the file's contents decide."""
+        cst = self.cst
+        for a in self.ancestors(end.node):
+            if a is ifn:
+                return False
+            if isinstance(a, cst.If) and not self._LIVENESS_WORDS.search(self.code(a.test)):
+                return True
+        return False
+
+    def _created(self) -> None:
+        cst = self.cst
+        locked = {a.path.key() for a in self.facts.acquires if a.path is not None}
+        for c in self.calls:
+            q = self.call_q(c)
+            if q == "os.makedirs":
+                ek = self.kw(c, "exist_ok")
+                if ek is not None and self.const(ek) is True:
+                    p = self.path(self.arg(c, 0, "name"))
+                    if p is not None:
+                        self.facts.dirs_made.append(p)
+                continue
+            if self.method(c) == "mkdir" and isinstance(c.func, cst.Attribute):
+                ek = self.kw(c, "exist_ok")
+                if ek is not None and self.const(ek) is True:
+                    p = self.path(c.func.value)
+                    if p is not None:
+                        self.facts.dirs_made.append(p)
+                continue
+            dst = None
+            if q in ("os.rename", "os.replace", "shutil.move", "os.renames"):
+                dst = self.arg(c, 1, "dst")
+            elif self.method(c) in ("rename", "replace") and isinstance(c.func, cst.Attribute):
+                if self.is_pathlike(c.func.value) and c.args:
+                    dst = self.arg(c, 0, "target")
+            if dst is not None:
+                p = self.path(dst)  # a rename makes its destination
+                if p is not None and p.key() not in locked:
+                    self.facts.created.append(p)
+                continue
+            cr = self.creation(c)
+            if cr is None or id(c) in self.handled_creates:
+                continue
+            p = self.path(cr[1])
+            if p is not None and p.key() not in locked:
+                self.facts.created.append(p)
+        # a name with a per-process part (pid, uuid, tempfile) is this process's own
+        for r in self.facts.removals:
+            if r.path is not None and r.path.has_unique:
+                self.facts.created.append(r.path)

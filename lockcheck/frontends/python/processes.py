@@ -1,0 +1,396 @@
+"""Processes: pid files read and signalled (liveness tests, kills), stale-lock breakers, and
+children started while a lock is held."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import (
+    Acquire,
+    Background,
+    Kill,
+    LivenessCheck,
+    LockKind,
+    PathExpr,
+    Removal,
+)
+from ...paths import lockish_name
+
+
+class Processes:
+    """Methods of :class:`.locks.Analyzer`."""
+
+    def _liveness_and_kills(self) -> None:
+        self.dead_regions: list[tuple[Any, PathExpr | None]] = []
+        for c in self.calls:
+            q = self.call_q(c)
+            if q in ("os.kill", "os.killpg"):
+                sig = self.arg(c, 1)
+                from_file, pid_file = self.pid_source(self.arg(c, 0))
+                if not from_file:
+                    continue
+                sigv = self.const(sig)
+                if sigv == 0:
+                    self._liveness(c, pid_file)
+                else:
+                    name = self.code(sig) if sig is not None else "?"
+                    name = name.split(".")[-1]
+                    self.facts.kills.append(Kill(self.span(c), name, pid_file))
+            elif q == "psutil.pid_exists":
+                from_file, pid_file = self.pid_source(self.arg(c, 0))
+                if from_file:
+                    self._liveness(c, pid_file)
+            elif q == "psutil.Process":
+                from_file, pid_file = self.pid_source(self.arg(c, 0, "pid"))
+                if not from_file:
+                    continue
+                sig = self._psutil_signal(c)
+                if sig is not None:
+                    self.facts.kills.append(Kill(self.span(sig[0]), sig[1], pid_file))
+                elif self.enclosing_try(c) is not None:
+                    # psutil.Process(pid) raising NoSuchProcess: a liveness test
+                    self._liveness(c, pid_file)
+        self._stale_removals()
+
+    def _psutil_signal(self, proc: Any) -> tuple[Any, str] | None:
+        """``psutil.Process(pid).terminate()`` (directly or through a variable)."""
+        cst = self.cst
+        names = {"terminate": "SIGTERM", "kill": "SIGKILL", "send_signal": None}
+        targets = [proc]
+        par = self.up(proc)
+        if isinstance(par, cst.Assign) and len(par.targets) == 1:
+            targets.append(par.targets[0].target)
+        for c in self.calls:
+            m = self.method(c)
+            if m not in names or not isinstance(c.func, cst.Attribute):
+                continue
+            recv = c.func.value
+            if recv is proc or any(self._same_ref(recv, t) for t in targets[1:]):
+                sig = names[m]
+                if sig is None:
+                    a = self.arg(c, 0)
+                    if a is None or self.const(a) == 0:
+                        continue
+                    sig = self.code(a).split(".")[-1]
+                return c, sig
+        return None
+
+    def _liveness(self, call: Any, pid_file: PathExpr | None) -> None:
+        cst = self.cst
+        region: list[Any] = []
+        dead: list[Any] = []
+        owner = None
+        # in an if test
+        negate = False
+        for a in self.ancestors(call):
+            if isinstance(a, cst.UnaryOperation) and isinstance(a.operator, cst.Not):
+                negate = not negate
+            if isinstance(a, cst.If) and self.within(call, a.test):
+                owner = a
+                body = list(a.body.body)
+                other = []
+                if a.orelse is not None:
+                    ob = a.orelse.body
+                    other = [ob] if isinstance(ob, cst.If) else list(ob.body)
+                region = body + other
+                dead = body if negate else other
+                if not negate and self.find_end(body) is not None:
+                    sibs, i = self.block_siblings(a)
+                    dead = dead + self._until_takeover(sibs[i + 1 :], pid_file)
+                break
+            if isinstance(a, (cst.BaseStatement)):
+                break
+        if owner is None:
+            t = self.enclosing_try(call)
+            if t is not None:
+                owner = t
+                handlers = [s for h in t.handlers for s in h.body.body]
+                els = list(t.orelse.body.body) if t.orelse is not None else []
+                region = handlers + els + list(t.body.body)
+                dead = handlers
+        consequential = False
+        if owner is not None:
+            end = self.find_end(region)
+            func = self.func_of(call)
+            helper = (
+                isinstance(func, cst.FunctionDef)
+                and self.entry.get(func.name.value) is None
+                and end is not None
+                and end.kind == "return"
+            )
+            if (end is not None and not helper) or self._creates_or_removes(region):
+                consequential = True
+            elif helper:
+                consequential = self._helper_consequential(func)
+            for st in dead:
+                self.dead_regions.append((st, pid_file))
+        else:
+            consequential = self._returned_to_decider(call)
+        self.facts.liveness.append(LivenessCheck(self.span(call), pid_file, consequential))
+
+    def _returned_to_decider(self, call: Any) -> bool:
+        """``return psutil.pid_exists(pid)`` in a helper whose caller's ``if`` then leaves or
+        takes the file over."""
+        cst = self.cst
+        for a in self.ancestors(call):
+            if isinstance(a, cst.Return):
+                func = self.func_of(call)
+                if isinstance(func, cst.FunctionDef) and self.entry.get(func.name.value) is None:
+                    return self._helper_consequential(func)
+                return False
+            if isinstance(a, cst.BaseStatement):
+                return False
+        return False
+
+    def _until_takeover(self, stmts: list[Any], pid_file: PathExpr | None) -> list[Any]:
+        """The statements after a 'holder alive: leave' test up to the one that writes the
+        pid file again (the takeover); after it the run holds the file, and removing it then
+        is the normal release, not a stale-lock breaker."""
+        if pid_file is None:
+            return stmts
+        out = []
+        for st in stmts:
+            out.append(st)
+            for c in self.descendants(st, self.cst.Call):
+                cr = self.creation(c)
+                p = self.path(cr[1]) if cr is not None else None
+                if p is not None and p.key() == pid_file.key():
+                    return out
+        return out
+
+    def _helper_consequential(self, func: Any) -> bool:
+        cst = self.cst
+        for call, _m in self.call_sites(func):
+            for a in self.ancestors(call):
+                if isinstance(a, cst.If) and self.within(call, a.test):
+                    stmts = list(a.body.body)
+                    if a.orelse is not None:
+                        ob = a.orelse.body
+                        stmts += [ob] if isinstance(ob, cst.If) else list(ob.body)
+                    if self.decides(stmts) or self._creates_or_removes(stmts):
+                        for st in stmts:
+                            self.dead_regions.append((st, None))
+                        return True
+                if isinstance(a, cst.BaseStatement) and not isinstance(a, cst.If):
+                    break
+        return False
+
+    def _creates_or_removes(self, stmts: list[Any]) -> bool:
+        cst = self.cst
+        for st in stmts:
+            for c in self.descendants(st, cst.Call):
+                if self.creation(c) is not None or self.removal_target(c) is not None:
+                    return True
+        return False
+
+    def _stale_removals(self) -> None:
+        cst = self.cst
+        for c, r in self.removal_calls:
+            for st, _pf in self.dead_regions:
+                if self.within(c, st):
+                    r.stale_guard = "dead-holder"
+                    break
+            if r.stale_guard is None and self._is_lock_path(r.path):
+                # an age test breaks a lock only when what it removes is a lock (cache and
+                # retention expiry remove old files too)
+                for a in self.ancestors(c):
+                    if isinstance(a, (cst.If, cst.While)) and self._age_test(a.test):
+                        r.stale_guard = "age"
+                        break
+                    if isinstance(a, cst.FunctionDef):
+                        break
+        # overwrite of the pid file where the holder was judged dead
+        for c in self.calls:
+            cr = self.creation(c)
+            if cr is None or cr[2] != "plain":
+                continue
+            for st, pf in self.dead_regions:
+                if self.within(c, st):
+                    p = self.path(cr[1])
+                    if pf is not None and p is not None and p.key() == pf.key():
+                        self.facts.removals.append(
+                            Removal(
+                                p,
+                                self.span(c),
+                                conditional=True,
+                                stale_guard="dead-holder",
+                                overwrite=True,
+                            )
+                        )
+                    break
+
+    def _is_lock_path(self, path: PathExpr | None) -> bool:
+        """Acquired in this file, or named like a lock or pid file."""
+        if path is None:
+            return False
+        if lockish_name(path):
+            return True
+        key = self.key(path)
+        return any(a.path is not None and self.key(a.path) == key for a in self.facts.acquires)
+
+    def _age_test(self, test: Any) -> bool:
+        """An ordering comparison involving a modification/change time (or a value computed
+        from one): ``time.time() - os.path.getmtime(L) > 3600``, ``age > MAX_AGE``."""
+        cst = self.cst
+        ordering = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+        words = ("getmtime", "getctime", "st_mtime", "st_ctime")
+        for cmp in self.descendants(test, cst.Comparison):
+            if not any(isinstance(t.operator, ordering) for t in cmp.comparisons):
+                continue
+            src = self.code(cmp)
+            if any(w in src for w in words):
+                return True
+            for n in self.descendants(cmp, cst.Name):
+                v = self.lookup(n)
+                if v is not None and not isinstance(v, tuple) and not self.within(v, cmp):
+                    if any(w in self.code(v) for w in words):
+                        return True
+        return False
+
+    def _backgrounds(self) -> None:
+        self._bg_pending: list[tuple[Background, Acquire]] = []
+        for c in self.calls:
+            q = self.call_q(c)
+            if q in ("subprocess.Popen",):
+                how = "subprocess.Popen"
+            elif q in ("os.fork", "os.forkpty"):
+                how = q
+            elif q in ("multiprocessing.Process", "multiprocessing.context.Process"):
+                how = "multiprocessing.Process"
+            else:
+                continue
+            for acq in self.facts.acquires:
+                node = self._acq_nodes.get(id(acq))
+                if node is None or self.off(c) <= self.off(node):
+                    continue
+                if self.func_of(c) is not self.func_of(node):
+                    continue
+                if not self._in_scope(acq, node, c):
+                    continue
+                if self._waited(c):
+                    continue
+                detached = self._kw_true(c, "start_new_session")
+                cf = self.kw(c, "close_fds")
+                inherits = (
+                    how in ("os.fork", "os.forkpty", "multiprocessing.Process")
+                    or (cf is not None and self.const(cf) is False)
+                    or self.kw(c, "pass_fds") is not None
+                )
+                if acq.kind is not LockKind.EXISTENCE and not (inherits or detached):
+                    continue
+                sp = self.span(c)
+                if detached:
+                    how += "(start_new_session=True)"
+                self._bg_pending.append((Background(sp, -1, how, inherits), acq))
+                break
+
+    def _in_scope(self, acq: Acquire, node: Any, child: Any) -> bool:
+        """The child starts while the lock is held: inside the with block of a with-lock, or
+        before the removal of an existence lock / anywhere after an fd lock."""
+        cst = self.cst
+        for a in self.ancestors(node):
+            if isinstance(a, cst.With):
+                return self.within(child, a)
+            if isinstance(a, cst.BaseStatement):
+                break
+        if acq.kind is LockKind.EXISTENCE:
+            # after the release (the removal of the name) the lock is no longer held
+            start = self.off(child)
+            for c, r in self.removals_of(acq.path):
+                if not r.stale_guard and self.func_of(c) is self.func_of(child):
+                    if self.off(c) < start:
+                        return False
+        return True
+
+    def _waited(self, call: Any) -> bool:
+        cst = self.cst
+        par = self.up(call)
+        if isinstance(par, cst.WithItem):
+            return True
+        if self.method(call) is None and self.call_q(call) in ("os.fork", "os.forkpty"):
+            # waited when waitpid follows in the same function
+            scope = self.func_of(call)
+            src = self.code(scope) if scope is not None else self.text
+            return "waitpid" in src or "os.wait(" in src
+        var = None
+        if isinstance(par, cst.Assign) and len(par.targets) == 1:
+            var = par.targets[0].target
+        box = self._container_of(call, var)
+        if var is None and box is None:
+            return False
+        for c in self.calls:
+            if self.off(c) <= self.off(call):
+                continue
+            m = self.method(c)
+            if m in ("wait", "communicate", "join") and var is not None:
+                if self._same_ref(c.func.value, var):
+                    return True
+            if m in ("wait", "communicate", "join") and box is not None:
+                # procs = [Process(...) ...]; for p in procs: p.join()
+                recv = c.func.value
+                if isinstance(recv, cst.Name) and self._iterates(c, recv.value, box):
+                    return True
+            if var is None:
+                continue
+            # `while p.poll() is None: sleep()` (or a poll in a loop's body) waits too
+            if (
+                m == "poll"
+                and self._same_ref(c.func.value, var)
+                and any(isinstance(a, cst.While) for a in self.ancestors(c))
+            ):
+                return True
+        return False
+
+    def _container_of(self, call: Any, var: Any) -> str | None:
+        """The name of the list the child is kept in: ``procs = [Popen(...) for ...]``,
+        ``procs.append(Popen(...))`` or ``p = Popen(...); procs.append(p)``."""
+        cst = self.cst
+        node = call
+        for _ in range(4):
+            par = self.up(node)
+            if isinstance(par, (cst.ListComp, cst.List, cst.Tuple, cst.Element, cst.GeneratorExp)):
+                node = par
+                continue
+            if isinstance(par, cst.Assign) and node is not call and len(par.targets) == 1:
+                t = par.targets[0].target
+                return t.value if isinstance(t, cst.Name) else None
+            if isinstance(par, cst.Arg):
+                owner = self.up(par)
+                if isinstance(owner, cst.Call) and self.method(owner) == "append":
+                    recv = owner.func.value
+                    return recv.value if isinstance(recv, cst.Name) else None
+            break
+        if isinstance(var, cst.Name):
+            for c in self.calls:
+                if (
+                    self.off(c) > self.off(call)
+                    and self.method(c) == "append"
+                    and c.args
+                    and isinstance(c.args[0].value, cst.Name)
+                    and c.args[0].value.value == var.value
+                    and isinstance(c.func.value, cst.Name)
+                ):
+                    return c.func.value.value
+        return None
+
+    def _iterates(self, node: Any, name: str, box: str) -> bool:
+        """``node`` runs in a loop (or comprehension) whose target ``name`` walks ``box``."""
+        cst = self.cst
+        for a in self.ancestors(node):
+            loops = []
+            if isinstance(a, cst.For):
+                loops = [a]
+            elif isinstance(a, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                f = a.for_in
+                while f is not None:
+                    loops.append(f)
+                    f = f.inner_for_in
+            for lp in loops:
+                if (
+                    isinstance(lp.target, cst.Name)
+                    and lp.target.value == name
+                    and isinstance(lp.iter, cst.Name)
+                    and lp.iter.value == box
+                ):
+                    return True
+        return False
