@@ -98,7 +98,7 @@ PROBE = sh(
         return 1
     }
     ROOT=$(pick_root) || exit 3
-    exec 9<>"$ROOT/sync.lock"
+    exec 9<>"$ROOT/sync.lock" || exit 3
     flock -n 9 || { echo "busy" >>"$HOME/sync.log"; exit 75; }
     rsync -a src/ dst/
     """
@@ -120,7 +120,7 @@ def test_lck301_per_process_name_at_create_and_remove():
 MIRROR = sh(
     """
     #!/bin/bash
-    exec 200>>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/mirror.lock"
+    exec 200>>"${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/mirror.lock" || exit 3
     if ! flock -n 200; then
         echo "mirror already running"
         exit 0
