@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .config import Resolver, display_path
-from .frontends import PYTHON_EXTENSIONS, SHELL_EXTENSIONS, language_of
+from .frontends import KNOWN_EXTENSIONS, language_of
 from .globs import compile_spec
 from .settings import Settings
 
@@ -49,7 +49,7 @@ def read_head(path: str) -> bytes:
 
 def detect_language(path: str) -> str | None:
     lower = path.lower()
-    if lower.endswith(SHELL_EXTENSIONS) or lower.endswith(PYTHON_EXTENSIONS):
+    if lower.endswith(KNOWN_EXTENSIONS):
         return language_of(path, b"")
     return language_of(path, read_head(path))
 

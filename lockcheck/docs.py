@@ -36,7 +36,20 @@ from pathlib import Path
 
 _CODE = re.compile(r"^LCK[0-9]{3}$")
 _FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
-_LANGUAGES = {"bash": "shell", "sh": "shell", "shell": "shell", "python": "python", "py": "python"}
+_LANGUAGES = {
+    "bash": "shell",
+    "sh": "shell",
+    "shell": "shell",
+    "python": "python",
+    "py": "python",
+    "js": "javascript",
+    "javascript": "javascript",
+    "ts": "javascript",
+    "powershell": "powershell",
+    "ps1": "powershell",
+    "pwsh": "powershell",
+}
+_SUFFIXES = {"shell": ".sh", "python": ".py", "javascript": ".js", "powershell": ".ps1"}
 # job definitions (``file=`` says which kind by its path)
 _LANGUAGES.update(dict.fromkeys(("yaml", "ini", "xml", "crontab", "hcl"), "definition"))
 KINDS = ("bad", "good", "fixed")
@@ -48,7 +61,7 @@ class Example:
 
     code: str  # the page's rule code
     kind: str  # "bad" | "good" | "fixed"
-    language: str  # "shell" | "python"
+    language: str  # "shell" | "python" | "javascript" | "powershell" | "definition"
     text: str
     # one entry per expected finding of ``code`` (bad blocks): the accepted lines, preferred first
     accepted: tuple[tuple[int, ...], ...] = ()
@@ -66,7 +79,7 @@ class Example:
 
     @property
     def suffix(self) -> str:
-        return ".sh" if self.language == "shell" else ".py"
+        return _SUFFIXES.get(self.language, ".py")
 
 
 def _repo_rules_dir() -> Path:

@@ -10,9 +10,11 @@ from . import checks, frontends
 from .model import Applicability, Edit, FileFacts, Finding, Fix, Span
 from .settings import Settings
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
-_DISABLE = re.compile(r"#\s*lockcheck:\s*disable=(?P<codes>[A-Z0-9,\s]+)", re.I)
-_DISABLE_FILE = re.compile(r"#\s*lockcheck:\s*disable-file=(?P<codes>[A-Z0-9,\s]+)", re.I)
+# a frontend hands over ``#`` comments as written, and comments of other syntaxes (``//``)
+# already stripped of their prefix: a directive is then at the start of the text
+_NOQA = re.compile(r"(?:^|#)\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+_DISABLE = re.compile(r"(?:^|#)\s*lockcheck:\s*disable=(?P<codes>[A-Z0-9,\s]+)", re.I)
+_DISABLE_FILE = re.compile(r"(?:^|#)\s*lockcheck:\s*disable-file=(?P<codes>[A-Z0-9,\s]+)", re.I)
 
 
 # codes that only a code or prefix selects, never "ALL" (the default): like ruff's RUF100
@@ -136,7 +138,7 @@ def _header_lines(facts: FileFacts) -> set[int]:
         s = raw.strip()
         if not s:
             continue
-        if not s.startswith("#"):
+        if not s.startswith(_LINE_COMMENT):
             break
         out.add(i)
     return out
@@ -155,6 +157,7 @@ def _lines(text: str):
         start = m.end()
 
 
+_LINE_COMMENT = ("#", "//")  # the line comments that can open a file's first comment block
 _LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 

@@ -81,7 +81,7 @@ class Fix:
 
 class PartKind(str, Enum):
     LIT = "lit"  # literal text
-    HOME = "home"  # $HOME, ~, Path.home(), os.path.expanduser("~")
+    HOME = "home"  # $HOME, ~, Path.home(), os.path.expanduser("~"), os.homedir(), $env:USERPROFILE
     SCRIPT_DIR = "script_dir"  # $(dirname "$0"), ${BASH_SOURCE%/*}, Path(__file__).parent
     SCRIPT_NAME = "script_name"  # $(basename "$0"), ${0##*/}, Path(__file__).stem
     SCRIPT = "script"  # "$0" / __file__ itself
@@ -232,6 +232,8 @@ class Acquire:
     # tells contention apart (`except BlockingIOError`, `EWOULDBLOCK`/`EAGAIN`, `ELOCKED`).
     open_failure_is_busy: bool = False
     open_check_fix: FixTemplate | None = None  # LCK406: checks the open on its own (shown only)
+    # a named OS mutex (no file: path is None): its name as written, when it is a literal
+    mutex_name: str | None = None
 
 
 @dataclass
@@ -340,7 +342,7 @@ class ParseError:
 @dataclass
 class FileFacts:
     path: str
-    language: str  # "shell" | "python"
+    language: str  # "shell" | "python" | "javascript" | "powershell"
     text: str
     acquires: list[Acquire] = field(default_factory=list)
     removals: list[Removal] = field(default_factory=list)

@@ -40,6 +40,9 @@ SYNC_WORDS = {
     "CIFS",
     "NAS",
 }
+# environment variables that name a sync root themselves (Windows: $env:OneDrive, %OneDrive%,
+# process.env.OneDrive), whatever their words say
+SYNC_ROOT_VARIABLES = {"ONEDRIVE", "ONEDRIVECOMMERCIAL", "ONEDRIVECONSUMER"}
 SHARED_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
 # directories a user or service manager sets up privately: ${XDG_RUNTIME_DIR:-/tmp} tries one
 # first. TMPDIR counts too: where it is set, it is the user's choice of a temporary directory.
@@ -65,6 +68,8 @@ def name_words(name: str) -> list[str]:
 
 
 def synced_variable(name: str) -> bool:
+    if name.upper() in SYNC_ROOT_VARIABLES:
+        return True
     return any(w in SYNC_WORDS for w in name_words(name))
 
 

@@ -21,7 +21,9 @@ from .source import Source, decode
 # pays from about this much work on.  Work is counted in Python-file equivalents: libcst
 # takes ~10 ms for a job script, tree-sitter-bash about a tenth of that.
 WORK_PER_WORKER = 10.0
-WORK_WEIGHT = {"python": 1.0, "shell": 0.1}
+# Node.js files take ~1.5 ms, PowerShell files (larger, deeper trees) ~16 ms (measured on 2
+# cores over public repositories)
+WORK_WEIGHT = {"python": 1.0, "shell": 0.1, "javascript": 0.15, "powershell": 1.0}
 
 
 @dataclass

@@ -18,9 +18,15 @@ from lockcheck.settings import Settings
 
 RULES_DIR = Path(__file__).resolve().parent.parent / "rules"
 SHELL_ONLY = {"LCK403", "LCK404"}  # RULES.md: shell-only by nature
+# rules whose pages show only some languages: LCK407 is about PowerShell's named mutex;
+# LCK109's facts are filled by the shell, Node.js and PowerShell frontends (the Python
+# frontend's come with its tree-sitter port)
+PAGE_LANGUAGES = {"LCK407": ["powershell"], "LCK109": ["shell", "javascript", "powershell"]}
+# every page of a rule that applies to these languages shows them (see README.md)
+NEW_LANGUAGES = ("javascript", "powershell")
 # rules for every language whose facts only the shell frontend fills so far: their Python
 # examples come with the Python frontend's facts (the tree-sitter port), not before
-SHELL_SO_FAR = {"LCK109", "LCK406"}
+SHELL_SO_FAR = {"LCK406"}
 DEFINITIONS = {c for c, r in RULES.items() if r.layer == "definitions"}  # LCK6xx
 SCRIPT_WITH_LOCK = """\
 #!/bin/bash
@@ -175,6 +181,7 @@ def test_page_has_examples_for_each_language(code):
     exs = docs.examples(code)
     kinds = {(e.language, e.kind) for e in exs}
     languages = ["shell"] if code in SHELL_ONLY | SHELL_SO_FAR else ["shell", "python"]
+    languages = PAGE_LANGUAGES.get(code, languages)
     if code in DEFINITIONS:  # job definitions: a bad and a good one of some kind
         languages = ["definition"] if any(e.language == "definition" for e in exs) else ["python"]
         assert all(e.file for e in exs), f"{code}: a definition example without file="
@@ -192,7 +199,9 @@ def test_page_has_examples_for_each_language(code):
         assert 4 <= n <= 30, f"{code}: example at page line {e.page_line} has {n} lines"
     fix = RULES[code].fix
     if fix is not None and fix.value in ("safe", "unsafe"):
-        assert ("shell", "fixed") in kinds, f"{code}: fixable rule without a bash fixed block"
+        assert any((lang, "fixed") in kinds for lang in languages), (
+            f"{code}: fixable rule without a fixed block"
+        )
     else:
         assert not any(e.kind == "fixed" for e in exs), f"{code}: fixed block without a fix"
 
@@ -296,6 +305,12 @@ def test_example_is_valid_code(ex):
     """Every example is real shell or Python (the LCK000 bad blocks are broken on purpose, and
     must really be broken); shell examples also pass shellcheck at warning level."""
     broken_on_purpose = ex.code == "LCK000" and ex.kind == "bad"
+    if ex.language in NEW_LANGUAGES:
+        from lockcheck.frontends import parse
+
+        errors = parse(ex.language, f"{ex.code}{ex.suffix}", ex.text).parse_errors
+        assert bool(errors) == broken_on_purpose, f"{ex.code} page line {ex.page_line}: {errors}"
+        return
     if ex.file:  # a job definition (or a DAG): it must parse as its kind
         bad = [f for f in _scan_tree(ex) if f.code == "LCK000"]
         assert not bad, f"{ex.code} page line {ex.page_line}: {_describe(bad)}"
@@ -329,7 +344,13 @@ def test_every_shell_or_python_block_is_a_checked_example(code):
     checked = {ex.page_line for ex in docs.examples(code)}
     for n, line in enumerate(rule_page(code).splitlines(), start=1):
         fence = line.strip()
-        if fence.startswith("```") and fence[3:].split()[:1] in (["bash"], ["sh"], ["python"]):
+        if fence.startswith("```") and fence[3:].split()[:1] in (
+            ["bash"],
+            ["sh"],
+            ["python"],
+            ["js"],
+            ["powershell"],
+        ):
             assert n in checked, f"{code}: unchecked example at page line {n}: {fence}"
 
 

@@ -100,4 +100,4 @@ def rule_url(code: str) -> str:
 
 
 # import the rule modules so that they register themselves
-from . import existence, exits, jobs, placement, processes, removal, suppression  # noqa: E402,F401
+from . import existence, exits, jobs, mutex, placement, processes, removal, suppression  # noqa: E402,F401

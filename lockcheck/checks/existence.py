@@ -104,18 +104,19 @@ def check_then_create(ctx: Context):
     "acquire-never-fails",
     "error",
     "A creation used as a lock that does not fail when the name exists: every run goes ahead.",
-    "suggestion",  # RULES.md's unsafe PowerShell fix comes with that frontend
-    help="Take a flock on an open descriptor instead: it fails while another run holds it",
+    "unsafe",  # PowerShell: drop -Force, set -ErrorAction Stop; elsewhere a suggestion
+    help="Make it fail on an existing name (no `-p`, `exist_ok`, `-Force`), or hold a flock",
 )
 def acquire_never_fails(ctx: Context):
     for nx in ctx.facts.non_exclusive:
+        why = "" if nx.why in nx.mechanism else f" ({nx.why})"
         fix = None
         if nx.exclusive_fix is not None:
             fix = Fix(Applicability.UNSAFE, nx.exclusive_fix.message, nx.exclusive_fix.edits)
         yield ctx.finding(
             "LCK109",
             nx.span,
-            f"`{nx.mechanism}` succeeds when the name exists ({nx.why}): every run goes ahead",
+            f"`{nx.mechanism}` succeeds on an existing name{why}: no run is ever busy",
             fix=fix,
             suggestion=shown(nx.suggestion),
         )

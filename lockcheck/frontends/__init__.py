@@ -13,12 +13,20 @@ from ..model import FileFacts
 
 SHELL_EXTENSIONS = (".sh", ".bash", ".ksh", ".dash", ".bats")
 PYTHON_EXTENSIONS = (".py", ".pyw")
+JAVASCRIPT_EXTENSIONS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")  # .tsx: not a job script
+POWERSHELL_EXTENSIONS = (".ps1", ".psm1")
+# every extension that decides the language without reading the file's head
+KNOWN_EXTENSIONS = (
+    SHELL_EXTENSIONS + PYTHON_EXTENSIONS + JAVASCRIPT_EXTENSIONS + POWERSHELL_EXTENSIONS
+)
 _SHEBANG = re.compile(rb"^#!\s*(\S+)(?:\s+(?:-\S+\s+)*(\S+))?")
 SHELLS = {"sh", "bash", "dash", "ksh", "mksh", "ash", "busybox"}
+JAVASCRIPT_RUNNERS = {"node", "nodejs", "deno", "bun", "ts-node", "tsx"}
+POWERSHELLS = {"pwsh", "powershell", "pwsh-preview"}
 
 
 def _shebang_language(head: bytes) -> str | None:
-    """'shell', 'python', 'other' (an interpreter we do not read: zsh, fish, perl, tclsh...)
+    """'shell', 'python', 'javascript', 'powershell', 'other' (an interpreter we do not read: zsh, fish, perl, tclsh...)
     or None when there is no shebang."""
     m = _SHEBANG.match(head)
     if not m:
@@ -34,11 +42,15 @@ def _shebang_language(head: bytes) -> str | None:
         return "python"
     if prog in SHELLS:
         return "shell"
+    if prog in JAVASCRIPT_RUNNERS:
+        return "javascript"
+    if prog.removesuffix(".exe") in POWERSHELLS:
+        return "powershell"
     return "other"
 
 
 def language_of(path: str, head: bytes) -> str | None:
-    """'shell', 'python' or None.  A shebang naming an interpreter decides (a zsh script
+    """'shell', 'python', 'javascript', 'powershell' or None.  A shebang naming an interpreter decides (a zsh script
     named ``x.sh`` is not sh); without one, the extension does."""
     by_shebang = _shebang_language(head)
     if by_shebang == "other":
@@ -50,6 +62,10 @@ def language_of(path: str, head: bytes) -> str | None:
         return "shell"
     if lower.endswith(PYTHON_EXTENSIONS):
         return "python"
+    if lower.endswith(JAVASCRIPT_EXTENSIONS):
+        return "javascript"
+    if lower.endswith(POWERSHELL_EXTENSIONS):
+        return "powershell"
     return None
 
 

@@ -3,7 +3,8 @@
 Every frontend that reads a tree-sitter tree goes through this module:
 
 * :func:`parser` builds (once per process) the parser of a grammar (``"bash"``,
-  ``"python"``); the grammar package is imported only then.
+  ``"python"``, ``"javascript"``, ``"typescript"``, ``"powershell"``); the grammar package
+  is imported only then.
 * :func:`source_bytes` turns the decoded text into the bytes tree-sitter reads (UTF-8 with
   undecodable bytes kept, so offsets stay one-to-one with the text).
 * :class:`Offsets` maps tree-sitter's byte offsets to ``str`` offsets (computed once, and
@@ -29,16 +30,23 @@ _HIGH_PLANES = re.compile(
 )
 
 
+# grammars whose package is not ``tree_sitter_<grammar>`` with a ``language()`` function
+_GRAMMARS = {"typescript": ("tree_sitter_typescript", "language_typescript")}
+
+
 def parser(grammar: str) -> Any:
-    """The (cached) tree-sitter parser of ``grammar``: ``"bash"`` or ``"python"``."""
+    """The (cached) tree-sitter parser of ``grammar``: ``"bash"``, ``"python"``,
+    ``"javascript"``, ``"typescript"`` or ``"powershell"``."""
     p = _PARSERS.get(grammar)
     if p is None:
         import importlib
 
         import tree_sitter
 
-        module = importlib.import_module(f"tree_sitter_{grammar}")
-        p = _PARSERS[grammar] = tree_sitter.Parser(tree_sitter.Language(module.language()))
+        package, function = _GRAMMARS.get(grammar, (f"tree_sitter_{grammar}", "language"))
+        module = importlib.import_module(package)
+        language = tree_sitter.Language(getattr(module, function)())
+        p = _PARSERS[grammar] = tree_sitter.Parser(language)
     return p
 
 

@@ -1,0 +1,231 @@
+"""Stage 5: what happens to the locks afterwards.  Removals (``unlinkSync``/``rmSync``...) and
+the hooks that run them (``finally``, ``process.on("exit"|"SIGINT"|"SIGTERM")``, through the
+functions they call), stored-PID liveness checks and kills, stale-lock breakers, and whether
+each existence lock is released on every exit path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
+from ...paths import same_path
+from . import syntax
+from .busy import Busy
+from .syntax import Tree, arg, string_value, text
+from .values import Names
+
+REMOVES = {
+    "fs.unlinkSync",
+    "fs.unlink",
+    "fs.rmSync",
+    "fs.rm",
+    "fs.rmdirSync",
+    "fs.rmdir",
+    "fs.remove",
+    "fs.removeSync",
+}
+OVERWRITES = {"fs.writeFileSync", "fs.writeFile"}
+EXIT_EVENTS = {"exit", "beforeExit"}
+SIGNAL_EVENTS = {"SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"}
+
+
+class Cleanup:
+    def __init__(self, tree: Tree, names: Names, busy: Busy, facts: FileFacts, nodes: list) -> None:
+        self.tree, self.names, self.busy, self.facts = tree, names, busy, facts
+        self.acq_nodes = nodes
+        self.handlers = self._handlers()  # function node start -> (event, process.on call)
+
+    def run(self) -> None:
+        self._removals()
+        self._pids()
+        self._coverage()
+
+    # -- hooks -----------------------------------------------------------------------------------
+    def _handlers(self) -> dict[int, tuple[str, Any]]:
+        out: dict[int, tuple[str, Any]] = {}
+        for c in self.tree.calls:
+            if self.names.callee(c) not in ("process.on", "process.once", "process.addListener"):
+                continue
+            event = string_value(arg(c, 0)) or ""
+            h = arg(c, 1)
+            if h is None:
+                continue
+            if h.type == "identifier" and text(h) in self.names.functions:
+                h = self.names.functions[text(h)]
+            if h.type in syntax.FUNCTIONS:
+                out[h.start_byte] = (event, c)
+        return out
+
+    def _context(self, node: Any, depth: int = 0) -> tuple[str, Any, Any]:
+        """How a removal runs: ("finally", try) / ("atexit", process.on call) /
+        ("signal", call) / ("direct", None); the last item is the node that runs it."""
+        for a in syntax.ancestors(node):
+            if a.type == "finally_clause":
+                return "finally", a.parent, a
+            if a.type in syntax.FUNCTIONS:
+                if a.start_byte in self.handlers:
+                    event, call = self.handlers[a.start_byte]
+                    kind = "atexit" if event in EXIT_EVENTS else "signal"
+                    return kind, call, a
+                if depth < 3:  # a release helper: how its call sites run it
+                    for site in self.names.call_sites(a):
+                        ctx = self._context(site, depth + 1)
+                        if ctx[0] != "direct":
+                            return ctx
+                break
+        return "direct", None, None
+
+    # -- removals --------------------------------------------------------------------------------
+    def _removals(self) -> None:
+        for c in self.tree.calls:
+            if self.names.callee(c) not in REMOVES:
+                continue
+            path = self.names.path(arg(c, 0))
+            via, hook, _runner = self._context(c)
+            r = Removal(path, self.tree.span(c), via="direct" if via == "signal" else via)
+            r.conditional = self._conditional(c)
+            r.drop_fix = self._drop_fix(c)
+            if hook is not None:
+                r.hook_span = self.tree.span(hook)
+                self._hook(path, via, hook)
+            self.facts.removals.append(r)
+
+    def _conditional(self, call: Any) -> bool:
+        for a in syntax.ancestors(call):
+            if a.type in ("if_statement", "catch_clause", "ternary_expression"):
+                cond = a.child_by_field_name("condition")
+                if cond is not None and "exists" in text(cond):
+                    continue  # if (existsSync(L)) unlinkSync(L): the same removal
+                return True
+            if a.type in syntax.FUNCTIONS:
+                return a.start_byte not in self.handlers
+        return False
+
+    def _drop_fix(self, call: Any) -> FixTemplate | None:
+        st = call.parent
+        while st is not None and st.type in syntax.WRAPPERS:
+            st = st.parent
+        if st is None or st.type != "expression_statement":
+            return None
+        if st.parent is None or st.parent.type not in ("statement_block", "program"):
+            return None
+        s = self.tree.offsets.char(st.start_byte)
+        e = self.tree.offsets.char(st.end_byte)
+        t = self.tree.text
+        ls = t.rfind("\n", 0, s) + 1
+        if t[ls:s].strip() == "":
+            le = t.find("\n", e)
+            if le != -1 and t[e:le].strip() == "":
+                s, e = ls, le + 1
+        return FixTemplate("drop the removal of the locked file", (Edit(s, e, ""),))
+
+    def _hook(self, path: Any, via: str, hook: Any) -> None:
+        span = self.tree.span(hook.child(0) if via == "finally" else hook)
+        for h in self.facts.hooks:
+            if h.span == span and same_path(h.path, path):
+                return
+        mech = "finally" if via == "finally" else f"process.on({text(arg(hook, 0))})"
+        active = []
+        for i, acq in enumerate(self.facts.acquires):
+            if acq.busy is None or not acq.busy.ends_run or not same_path(path, acq.path):
+                continue
+            if via == "finally":
+                body = hook.child_by_field_name("body")
+                if body is not None and self._inside(acq.busy.span, body):
+                    active.append(i)
+            elif via == "atexit" and self.when(hook) < self.when(self.acq_nodes[i]):
+                active.append(i)
+        self.facts.hooks.append(ReleaseHook(path, span, mech, tuple(active)))
+
+    def when(self, node: Any, depth: int = 0) -> int:
+        """Where in the top-level flow ``node`` runs: its own offset at the top level, else
+        the earliest top-level call that leads to its function."""
+        func = syntax.function_of(node)
+        if func is None or depth > 4:
+            return node.start_byte
+        sites = self.names.call_sites(func)
+        if not sites:
+            return node.start_byte
+        return min(self.when(s, depth + 1) for s in sites)
+
+    def _inside(self, span: Any, node: Any) -> bool:
+        s = self.tree.offsets.char(node.start_byte)
+        e = self.tree.offsets.char(node.end_byte)
+        return s <= span.start and span.end <= e
+
+    # -- PIDs ------------------------------------------------------------------------------------
+    def _pids(self) -> None:
+        for c in self.tree.calls:
+            if self.names.callee(c) != "process.kill":
+                continue
+            pid = arg(c, 0)
+            pid_file = self.names.read_file(pid) if pid is not None else None
+            if pid_file is None:
+                continue
+            sig_node = arg(c, 1)
+            sig = "SIGTERM" if sig_node is None else (string_value(sig_node) or text(sig_node))
+            if sig in ("0", "SIG0"):
+                self.facts.liveness.append(
+                    LivenessCheck(self.tree.span(c), pid_file, self._consequential(c))
+                )
+                self._stale(c, pid_file)
+            else:
+                self.facts.kills.append(Kill(self.tree.span(c), sig, pid_file))
+
+    def _consequential(self, call: Any) -> bool:
+        for a in syntax.ancestors(call):
+            if a.type in ("try_statement", "if_statement", "return_statement"):
+                return True
+            if a.type in syntax.FUNCTIONS:
+                return any(
+                    self.busy._condition_of(s)[0] is not None for s in self.names.call_sites(a)
+                )
+        return False
+
+    def _stale(self, check: Any, pid_file: Any) -> None:
+        """Removals and overwrites of the PID file after the decision (the check, or the
+        call of the helper that makes it) in the block that holds the decision: the branch
+        taken when the holder was judged dead."""
+        func = syntax.function_of(check)
+        sites = self.names.call_sites(func) if func is not None else []
+        for decision in sites or [check]:
+            block = next(
+                (a for a in syntax.ancestors(decision) if a.type in ("statement_block", "program")),
+                None,
+            )
+            if block is None:
+                continue
+            for c in syntax.descendants(block, "call_expression"):
+                if c.start_byte <= decision.end_byte:
+                    continue
+                q = self.names.callee(c)
+                if q not in REMOVES and q not in OVERWRITES:
+                    continue
+                if any(
+                    a.type == "finally_clause"
+                    for a in syntax.ancestors(c)
+                    if syntax.within(a, block)
+                ):
+                    continue
+                path = self.names.path(arg(c, 0))
+                if path is None or path.key() != pid_file.key():
+                    continue
+                span = self.tree.span(c)
+                if any(r.span == span for r in self.facts.removals if r.stale_guard):
+                    continue
+                self.facts.removals.append(
+                    Removal(path, span, stale_guard="dead-holder", overwrite=q in OVERWRITES)
+                )
+
+    # -- release coverage ------------------------------------------------------------------------
+    def _coverage(self) -> None:
+        for acq in self.facts.acquires:
+            if acq.mechanism in ("proper-lockfile", "lockfile"):
+                continue
+            mine = [
+                r for r in self.facts.removals if not r.stale_guard and same_path(r.path, acq.path)
+            ]
+            if not mine:
+                continue
+            acq.released = True
+            acq.release_on_every_exit = any(r.via in ("finally", "atexit") for r in mine)

@@ -1,0 +1,284 @@
+"""Stage 4: the locks a file takes.  Exclusive creates (``"wx"``, ``O_EXCL``), ``mkdir``
+guarded by ``EEXIST`` (and ``{recursive: true}``, which never fails), test-then-create,
+``proper-lockfile`` and npm ``lockfile``, ``fs-ext`` flock and ``os-lock`` descriptor locks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import Acquire, FileFacts, LockKind, NonExclusiveCreate, PathExpr
+from ...paths import lockish_name
+from . import syntax
+from .busy import Busy
+from .syntax import Tree, arg, object_entries, string_value, text, unwrap
+from .values import Names
+
+OPENS = {"fs.openSync": 1, "fs.open": 1, "fs.writeFileSync": 2, "fs.writeFile": 2}
+STREAMS = {"fs.createWriteStream": 1}
+MKDIRS = {"fs.mkdirSync", "fs.mkdir", "fs.mkdirp", "fs.ensureDir", "fs.ensureDirSync"}
+TESTS = {"fs.existsSync", "fs.statSync", "fs.lstatSync", "fs.accessSync", "fs.access", "fs.stat"}
+CREATES = {"fs.writeFileSync", "fs.writeFile", "fs.openSync", "fs.open", "fs.appendFileSync"}
+CREATES |= {"fs.mkdirSync", "fs.mkdir", "fs.closeSync", "fs.createWriteStream"}
+
+
+class Locks:
+    def __init__(self, tree: Tree, names: Names, busy: Busy, facts: FileFacts) -> None:
+        self.tree, self.names, self.busy, self.facts = tree, names, busy, facts
+        self.nodes: list[Any] = []  # the acquiring call of each facts.acquires entry
+
+    def run(self) -> None:
+        for call in self.tree.calls:
+            q = self.names.callee(call)
+            if q in OPENS or q in STREAMS:
+                self._open(call, q)
+            elif q in MKDIRS:
+                self._mkdir(call, q)
+            elif q.startswith(("proper-lockfile.", "lockfile.")):
+                self._library(call, q)
+            elif q in ("fs-ext.flock", "fs-ext.flockSync", "os-lock.lock", "os-lock.lockSync"):
+                self._descriptor(call, q)
+        self._check_then_create()
+
+    def add(self, acq: Acquire, node: Any) -> None:
+        acq.function = syntax.function_name(syntax.function_of(node))
+        self.facts.acquires.append(acq)
+        self.nodes.append(node)
+
+    def add_non_exclusive(
+        self, call: Any, mechanism: str, why: str, path: PathExpr | None, stmts: list[Any]
+    ) -> None:
+        """A creation used as the test of a busy branch that succeeds on an existing name."""
+        nx = NonExclusiveCreate(path, self.tree.span(call), mechanism, why)
+        nx.busy = self.busy.branch(stmts, call)
+        nx.function = syntax.function_name(syntax.function_of(call))
+        self.facts.non_exclusive.append(nx)
+        if path is not None and path not in self.facts.created:
+            self.facts.created.append(path)  # its own name: removing it is no LCK107
+
+    # -- flags -----------------------------------------------------------------------------------
+    def flags(self, call: Any, q: str) -> str | None:
+        i = OPENS.get(q, STREAMS.get(q))
+        node = arg(call, i) if i is not None else None
+        if node is None:
+            return None
+        opts = object_entries(node)
+        if opts:
+            node = opts.get("flag") or opts.get("flags")
+            if node is None:
+                return None
+        s = string_value(node)
+        if s is not None:
+            return s
+        src = text(node)
+        return "x" if "O_EXCL" in src else "?"
+
+    # -- guards ----------------------------------------------------------------------------------
+    def guard(self, call: Any) -> tuple[list[Any] | None, Any]:
+        """The busy statements of a creation: the ``catch`` of the ``try`` it is in, the
+        ``if (err)`` of its callback, or a ``.catch(...)`` handler; and the catch clause."""
+        for a in syntax.ancestors(call):
+            if a.type in syntax.FUNCTIONS:
+                break
+            if a.type == "try_statement":
+                body = a.child_by_field_name("body")
+                h = a.child_by_field_name("handler")
+                if h is not None and syntax.within(call, body):
+                    return syntax.block_statements(h.child_by_field_name("body")), h
+        cb = syntax.arg(call, len(syntax.args(call)) - 1)
+        if cb is not None and cb.type in ("arrow_function", "function_expression", "function"):
+            params = self.names.params(cb)
+            if params:
+                err = text(params[0])
+                for n in syntax.descendants(cb, "if_statement"):
+                    cond = n.child_by_field_name("condition")
+                    if cond is not None and err in text(cond):
+                        return syntax.block_statements(n.child_by_field_name("consequence")), n
+        p = call.parent
+        while p is not None and p.type in syntax.WRAPPERS:
+            p = p.parent
+        if p is not None and p.type == "member_expression":
+            prop = p.child_by_field_name("property")
+            outer = p.parent
+            if prop is not None and text(prop) == "catch" and outer is not None:
+                h = syntax.arg(outer, 0)
+                if h is not None and h.type in syntax.FUNCTIONS:
+                    body = h.child_by_field_name("body")
+                    return syntax.block_statements(body), h
+        return None, None
+
+    def decides(self, acq: Acquire, handler: Any) -> bool:
+        """A creation is a lock when its name says so, or when its "exists" failure ends
+        the run (mkdirp helpers and output files handle EEXIST and go on)."""
+        if lockish_name(acq.path):
+            return True
+        b = acq.busy
+        if (
+            b is None
+            or not b.ends_run
+            or self.tree.text[b.span.start : b.span.end].startswith("throw")
+        ):
+            return False  # rethrowing is error handling, not a skip
+        return self._eexist(handler)
+
+    def _eexist(self, handler: Any) -> bool:
+        return handler is not None and "EEXIST" in text(handler)
+
+    # -- exclusive create ------------------------------------------------------------------------
+    def _open(self, call: Any, q: str) -> None:
+        flags = self.flags(call, q)
+        path = self.names.path(arg(call, 0))
+        if flags is None or flags == "?":
+            if q in ("fs.writeFileSync", "fs.writeFile") and path is not None:
+                self.facts.created.append(path)
+            return
+        stmts, handler = self.guard(call)
+        if "x" not in flags:
+            if path is not None:
+                self.facts.created.append(path)
+            if stmts is not None and self._eexist(handler):  # a "w" open whose catch tests EEXIST
+                mech = f'{q.split(".")[-1]}(..., "{flags}")'
+                self.add_non_exclusive(call, mech, f'"{flags}" opens an existing file', path, stmts)
+            return
+        acq = Acquire(
+            LockKind.EXISTENCE, f'{q.split(".")[-1]}(..., "{flags}")', path, self.tree.span(call)
+        )
+        if stmts is not None:
+            acq.busy = self.busy.branch(stmts, call)
+        if not self.decides(acq, handler):
+            return  # an exclusive create of output, not a lock
+        self.add(acq, call)
+
+    # -- mkdir -----------------------------------------------------------------------------------
+    def _mkdir(self, call: Any, q: str) -> None:
+        path = self.names.path(arg(call, 0))
+        opts = object_entries(arg(call, 1))
+        recursive = q in ("fs.mkdirp", "fs.ensureDir", "fs.ensureDirSync") or (
+            "recursive" in opts and text(opts["recursive"]) == "true"
+        )
+        stmts, handler = self.guard(call)
+        as_test = stmts is not None and (self._eexist(handler) or lockish_name(path))
+        if recursive:
+            if as_test:
+                mech = f"{q.split('.')[-1]}(..., {{recursive: true}})"
+                self.add_non_exclusive(call, mech, "recursive: true", path, stmts)
+            elif path is not None:
+                self.facts.dirs_made.append(path)
+            return
+        acq = Acquire(LockKind.EXISTENCE, q.split(".")[-1], path, self.tree.span(call))
+        acq.busy = self.busy.branch(stmts, call) if as_test else None
+        if not as_test or not self.decides(acq, handler):
+            if path is not None:
+                self.facts.created.append(path)
+            return
+        self.add(acq, call)
+
+    # -- libraries -------------------------------------------------------------------------------
+    def _library(self, call: Any, q: str) -> None:
+        lib, _, method = q.partition(".")
+        if method not in ("lock", "lockSync"):
+            return
+        base = self.names.path(arg(call, 0))
+        opts = object_entries(arg(call, 1))
+        if lib == "proper-lockfile":
+            path = None
+            if base is not None:
+                path = PathExpr(base.parts + PathExpr.literal(".lock").parts, base.text)
+            acq = Acquire(LockKind.EXISTENCE, "proper-lockfile", path, self.tree.span(call))
+            acq.age_breaker = self.tree.span(call)  # mtime-based staleness, 10 s by default
+        else:
+            acq = Acquire(LockKind.EXISTENCE, "lockfile", base, self.tree.span(call))
+            if "stale" in opts:
+                acq.age_breaker = self.tree.span(opts["stale"].parent or call)
+        acq.released = True  # the library removes its own lock at exit
+        stmts, _h = self.guard(call)
+        if stmts is not None:
+            acq.busy = self.busy.branch(stmts, call)
+        self.add(acq, call)
+
+    def _descriptor(self, call: Any, q: str) -> None:
+        fd = arg(call, 0)
+        path, opener = self.opened(fd)
+        mode = string_value(arg(call, 1)) or ""
+        opts = object_entries(arg(call, 1))
+        mech = "fs-ext flock" if q.startswith("fs-ext") else "os-lock"
+        acq = Acquire(LockKind.FLOCK, mech, path, self.tree.span(call))
+        acq.nonblocking = "nb" in mode or (
+            "immediate" in opts and text(opts["immediate"]) == "true"
+        )
+        if opener is not None:
+            acq.open_span = self.tree.span(opener)
+            flags = self.flags(opener, self.names.callee(opener)) or ""
+            acq.truncating = "w" in flags
+        stmts, _h = self.guard(call)
+        if stmts is not None:
+            acq.busy = self.busy.branch(stmts, call)
+        self.add(acq, call)
+
+    def opened(self, fd: Any) -> tuple[PathExpr | None, Any]:
+        fd = unwrap(fd)
+        if fd is None:
+            return None, None
+        vals = self.names.values(fd) if fd.type == "identifier" else [fd]
+        for v in vals:
+            v = unwrap(v)
+            if v.type == "call_expression" and self.names.callee(v) in OPENS:
+                return self.names.path(arg(v, 0)), v
+            if v.type == "member_expression":  # (await fs.promises.open(p)).fd / fh.fd
+                inner = unwrap(v.child_by_field_name("object"))
+                return self.opened(inner)
+        return None, None
+
+    # -- test then create ------------------------------------------------------------------------
+    def _check_then_create(self) -> None:
+        taken = {n.start_byte for n in self.nodes}
+        creates = [c for c in self.tree.calls if self.names.callee(c) in CREATES]
+        for test in self.tree.calls:
+            if self.names.callee(test) not in TESTS:
+                continue
+            tpath = self.names.path(arg(test, 0))
+            if tpath is None:
+                continue
+            ifn, negated = self._if_of(test)
+            func = syntax.function_of(test)
+            for c in creates:
+                if c.start_byte <= test.end_byte or c.start_byte in taken:
+                    continue
+                if syntax.function_of(c) != func:
+                    continue
+                target = arg(c, 0)
+                if self.names.callee(c) == "fs.closeSync":  # closeSync(openSync(L, "w"))
+                    target = arg(target, 0) if target is not None else None
+                cpath = self.names.path(target)
+                if cpath is None or cpath.key() != tpath.key():
+                    continue
+                if not (self._removed(cpath) or lockish_name(cpath)):
+                    continue  # a run-once marker
+                acq = Acquire(
+                    LockKind.EXISTENCE,
+                    "test-then-create",
+                    cpath,
+                    self.tree.span(c),
+                    check_then_create=True,
+                    test_span=self.tree.span(test),
+                )
+                if ifn is not None:
+                    body = ifn.child_by_field_name("alternative" if negated else "consequence")
+                    if body is not None and not syntax.within(c, body):
+                        acq.busy = self.busy.branch(syntax.block_statements(body), test)
+                if not (lockish_name(cpath) or (acq.busy is not None and acq.busy.ends_run)):
+                    continue  # "create it if missing", not a guard
+                self.add(acq, c)
+                taken.add(c.start_byte)
+                break
+
+    def _if_of(self, test: Any) -> tuple[Any, bool]:
+        cond, negated = self.busy._condition_of(test)
+        return (cond.parent, negated) if cond is not None else (None, False)
+
+    def _removed(self, path: PathExpr) -> bool:
+        for c in self.tree.calls:
+            if self.names.callee(c) in ("fs.unlinkSync", "fs.unlink", "fs.rmSync", "fs.rm"):
+                p = self.names.path(arg(c, 0))
+                if p is not None and p.key() == path.key():
+                    return True
+        return False

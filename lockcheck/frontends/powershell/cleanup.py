@@ -1,0 +1,168 @@
+"""Stage 4: removals (``Remove-Item``, ``[IO.File]::Delete``) and what runs them (``finally``;
+a ``trap``, which runs for terminating errors only, never on ``exit``; a function called from
+either), stored-PID checks (``Get-Process -Id``) and kills (``Stop-Process -Id``) on a PID
+read from a file, stale-lock breakers after them, release coverage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
+from ...paths import same_path
+from . import syntax
+from .locks import Locks
+from .syntax import Tree, invocation_parts, text
+from .values import Values
+
+REMOVES = {"remove-item", "del", "rm", "ri", "erase", "rmdir", "rd"}
+OVERWRITES = {"set-content", "out-file", "sc", "new-item"}
+
+
+class Cleanup:
+    def __init__(self, tree: Tree, values: Values, locks: Locks, facts: FileFacts) -> None:
+        self.tree, self.values, self.locks, self.facts = tree, values, locks, facts
+
+    def run(self) -> None:
+        for cmd in self.tree.commands:
+            if syntax.command_name(cmd) in REMOVES:
+                c = self.values.command(cmd)
+                self._removal(cmd, self.values.path(c.get("path", "literalpath", position=0)))
+        for inv in self.tree.invocations:
+            target, member, args = invocation_parts(inv)
+            if target == "io.file" and member == "delete" and args:
+                self._removal(inv, self.values.path(args[0]))
+        self._pids()
+        self._coverage()
+
+    def _context(self, node: Any, depth: int = 0) -> tuple[str, Any]:
+        for a in syntax.ancestors(node):
+            if a.type == "finally_clause":
+                return "finally", a.parent
+            if a.type == "trap_statement":
+                return "trap", a
+            if a.type == "function_statement":
+                name = syntax.function_name(a)
+                if depth < 3:
+                    for cmd in self.tree.commands:
+                        if syntax.command_name(cmd) == name:
+                            ctx = self._context(cmd, depth + 1)
+                            if ctx[0] != "direct":
+                                return ctx
+                break
+        return "direct", None
+
+    def _removal(self, node: Any, path: Any) -> None:
+        via, hook = self._context(node)
+        r = Removal(path, self.tree.span(node), via=via)
+        r.conditional = any(
+            a.type in ("if_statement", "catch_clause", "function_statement")
+            and "test-path" not in text(a).lower()[:200]
+            for a in syntax.ancestors(node)
+        )
+        r.drop_fix = self._drop_fix(node)
+        if hook is not None:
+            r.hook_span = self.tree.span(hook.children[0])
+            self._hook(path, via, hook)
+        self.facts.removals.append(r)
+
+    def _drop_fix(self, node: Any) -> FixTemplate | None:
+        st = node
+        while st.parent is not None and st.parent.type in ("pipeline_chain", "pipeline"):
+            st = st.parent
+        if st.parent is None or st.parent.type != "statement_list" or "|" in text(st):
+            return None
+        t = self.tree.text
+        s, e = self.tree.char(st.start_byte), self.tree.char(st.end_byte)
+        ls = t.rfind("\n", 0, s) + 1
+        le = t.find("\n", e)
+        if t[ls:s].strip() == "" and le != -1 and t[e:le].strip() == "":
+            s, e = ls, le + 1
+        return FixTemplate("drop the removal of the locked file", (Edit(s, e, ""),))
+
+    def _hook(self, path: Any, via: str, hook: Any) -> None:
+        span = self.tree.span(hook.children[0])
+        if any(h.span == span and same_path(h.path, path) for h in self.facts.hooks):
+            return
+        active = []
+        if via == "finally":  # a trap never runs on exit: never active in a busy branch
+            body = syntax.block_of(hook)
+            for i, acq in enumerate(self.facts.acquires):
+                b = acq.busy
+                if b is None or not b.ends_run or not same_path(path, acq.path) or body is None:
+                    continue
+                s, e = self.tree.char(body.start_byte), self.tree.char(body.end_byte)
+                if s <= b.span.start and b.span.end <= e:
+                    active.append(i)
+        self.facts.hooks.append(ReleaseHook(path, span, via, tuple(active)))
+
+    # -- PIDs ------------------------------------------------------------------------------------
+    def _pids(self) -> None:
+        for cmd in self.tree.commands:
+            name = syntax.command_name(cmd)
+            if name not in ("get-process", "stop-process", "gps", "ps", "kill", "spps"):
+                continue
+            c = self.values.command(cmd)
+            pid = c.get("id", position=0)
+            pid_file = self.values.read_file(pid) if pid is not None else None
+            if pid_file is None:
+                continue
+            if name in ("get-process", "gps", "ps"):
+                self.facts.liveness.append(
+                    LivenessCheck(self.tree.span(cmd), pid_file, self._consequential(cmd))
+                )
+                self._stale(cmd, pid_file)
+            else:
+                self.facts.kills.append(Kill(self.tree.span(cmd), "Stop-Process", pid_file))
+
+    def _consequential(self, cmd: Any) -> bool:
+        ifn, _neg = self.locks.condition_of(cmd)
+        if ifn is not None:
+            return True
+        var = self.locks._assigned_var(cmd)
+        if var:
+            for n in self.tree.nodes:
+                if (
+                    n.type == "variable"
+                    and syntax.var_name(n) == var
+                    and n.start_byte > cmd.end_byte
+                ):
+                    if self.locks.condition_of(n)[0] is not None:
+                        return True
+        return False
+
+    def _stale(self, check: Any, pid_file: Any) -> None:
+        """Removals and overwrites of the PID file after the check, in the block that holds
+        it (the branch taken when the holder was judged dead), outside any ``finally``."""
+        block = next(
+            (a for a in syntax.ancestors(check) if a.type in ("statement_block", "program")), None
+        )
+        if block is None:
+            return
+        for cmd in syntax.descendants(block, "command"):
+            name = syntax.command_name(cmd)
+            if cmd.start_byte <= check.end_byte:
+                continue
+            if name not in REMOVES and name not in OVERWRITES:
+                continue
+            if any(
+                a.type == "finally_clause" for a in syntax.ancestors(cmd) if syntax.within(a, block)
+            ):
+                continue
+            c = self.values.command(cmd)
+            p = self.values.path(c.get("path", "literalpath", "filepath", position=0))
+            if p is None or p.key() != pid_file.key():
+                continue
+            self.facts.removals.append(
+                Removal(
+                    p, self.tree.span(cmd), stale_guard="dead-holder", overwrite=name in OVERWRITES
+                )
+            )
+
+    def _coverage(self) -> None:
+        for acq in self.facts.acquires:
+            mine = [
+                r for r in self.facts.removals if not r.stale_guard and same_path(r.path, acq.path)
+            ]
+            if mine:
+                acq.released = True
+                acq.release_on_every_exit = any(r.via == "finally" for r in mine)

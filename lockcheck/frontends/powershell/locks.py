@@ -1,0 +1,433 @@
+"""Stage 3: the locks a PowerShell script takes and its busy branches.  ``New-Item`` (with
+``-Force``/``-ErrorAction`` and ``$ErrorActionPreference``), ``[IO.File]::Open`` with
+``CreateNew`` or ``FileShare.None``, ``[Threading.Mutex]`` with ``WaitOne``, ``Test-Path``
+then create; ``exit`` (bare: 0), ``exit N``, ``return`` (script level: 0; in a function: its
+caller decides), ``throw``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...model import (
+    Acquire,
+    BusyBranch,
+    Edit,
+    FileFacts,
+    FixTemplate,
+    LockKind,
+    NonExclusiveCreate,
+    Part,
+    PartKind,
+    PathExpr,
+)
+from ...paths import lockish_name
+from . import syntax
+from .syntax import Tree, invocation_parts, text, unwrap
+from .values import Values
+
+DURABLE = {"add-content", "write-eventlog", "start-transcript", "ac"}
+APPEND_DURABLE = {"out-file", "tee-object"}
+CREATES = {"new-item", "set-content", "out-file", "add-content", "ni", "sc"}
+TESTS = {"test-path"}
+_NONFAILING_EA = {"silentlycontinue", "ignore", "continue", "0", "4"}
+
+
+class Locks:
+    def __init__(self, tree: Tree, values: Values, facts: FileFacts) -> None:
+        self.tree, self.values, self.facts = tree, values, facts
+        self.nodes: list[Any] = []
+
+    def run(self) -> None:
+        for cmd in self.tree.commands:
+            name = syntax.command_name(cmd)
+            if name in ("new-item", "ni"):
+                self._new_item(cmd)
+            elif name == "new-object":
+                self._new_object(cmd)
+        for inv in self.tree.invocations:
+            target, member, args = invocation_parts(inv)
+            if target in ("io.file", "io.filestream") and member in ("open", "new"):
+                self._file_open(inv, args)
+            elif target == "threading.mutex" and member == "new":
+                self._mutex(inv, args)
+        self._test_then_create()
+
+    def add(self, acq: Acquire, node: Any) -> None:
+        acq.function = syntax.function_name(syntax.scope_of(node))
+        self.facts.acquires.append(acq)
+        self.nodes.append(node)
+
+    # -- guards ----------------------------------------------------------------------------------
+    def catch_of(self, node: Any) -> tuple[Any, Any]:
+        """(the try statement, its first catch clause) whose body holds ``node``."""
+        for a in syntax.ancestors(node):
+            if a.type == "function_statement":
+                break
+            if a.type == "try_statement":
+                body = syntax.block_of(a)
+                if body is not None and syntax.within(node, body):
+                    for c in syntax.descendants(a, "catch_clause"):
+                        if c.parent is not None and c.parent.parent == a:
+                            return a, c
+                    return a, None
+        return None, None
+
+    def condition_of(self, node: Any) -> tuple[Any, bool]:
+        """(the if statement, negated) when ``node`` is (inside) an if condition."""
+        negated = False
+        n = node
+        for a in syntax.ancestors(node):
+            if a.type == "expression_with_unary_operator" and text(a).lower().startswith(
+                ("-not", "!")
+            ):
+                negated = not negated
+            if a.type in ("if_statement", "elseif_clause"):
+                cond = a.child_by_field_name("condition")
+                if cond is None:
+                    parts = [c for c in a.named_children if c.type == "pipeline"]
+                    cond = parts[0] if parts else None
+                if cond is not None and syntax.within(n, cond):
+                    return a, negated
+                return None, False
+            if a.type in ("statement_list", "function_statement", "statement_block"):
+                return None, False
+        return None, False
+
+    def if_branch(self, ifn: Any, taken: bool) -> list[Any] | None:
+        """The statements run when the condition is ``taken`` (True) or not (the else)."""
+        if taken:
+            return syntax.statements(syntax.block_of(ifn))
+        for c in ifn.named_children:
+            if c.type == "else_clause":
+                return syntax.statements(syntax.block_of(c))
+        return None
+
+    # -- busy branches ---------------------------------------------------------------------------
+    def busy(self, stmts: list[Any], anchor: Any, depth: int = 0) -> BusyBranch | None:
+        if depth > 4:
+            return None
+        for st in stmts:
+            for n in syntax.descendants(st, "flow_control_statement"):
+                if any(
+                    a.type == "function_statement"
+                    for a in syntax.ancestors(n)
+                    if syntax.within(a, st)
+                ):
+                    continue
+                word = text(n.children[0]).lower()
+                if word in ("exit", "return", "throw"):
+                    return self._ending(stmts, n, word, anchor, depth)
+        first = stmts[0] if stmts else anchor
+        return BusyBranch(self.tree.span(first), False, None)
+
+    def _ending(
+        self, stmts: list[Any], n: Any, word: str, anchor: Any, depth: int
+    ) -> BusyBranch | None:
+        durable = self.durable(stmts, n)
+        span = self.tree.span(n)
+        value = [c for c in n.named_children if c.type != "comment"]
+        if word == "throw":
+            return BusyBranch(span, True, 1, durable)
+        func = syntax.scope_of(n)
+        if word == "return" and func is not None:
+            return self._propagate(func, span, durable, depth)
+        if not value:
+            pos = self.tree.char(n.end_byte)
+            content = " {code}" if word == "exit" else None
+            fix = None
+            if content is not None:
+                fix = FixTemplate("exit with the skip code", (Edit(pos, pos, content),))
+            else:  # a script-level return: exit with the code instead
+                s = self.tree.char(n.start_byte)
+                fix = FixTemplate("exit with the skip code", (Edit(s, pos, "exit {code}"),))
+            return BusyBranch(span, True, 0, durable, status_fix=fix)
+        v = unwrap(value[0])
+        t = text(v)
+        status = int(t) if t.isdigit() else None
+        fix = FixTemplate(
+            "exit with the skip code",
+            (Edit(self.tree.char(v.start_byte), self.tree.char(v.end_byte), "{code}"),),
+        )
+        return BusyBranch(span, True, status, durable, status_fix=fix if word == "exit" else None)
+
+    def _propagate(self, func: Any, span: Any, durable: bool, depth: int) -> BusyBranch | None:
+        name = syntax.function_name(func)
+        for cmd in self.tree.commands:
+            if syntax.command_name(cmd) != name:
+                continue
+            ifn, negated = self.condition_of(cmd)
+            if ifn is not None:
+                body = self.if_branch(ifn, negated)
+                if body is not None:
+                    b = self.busy(body, cmd, depth + 1)
+                    if b is not None:
+                        b.durable = b.durable or durable
+                    return b
+        return BusyBranch(span, False, None, durable)
+
+    def durable(self, stmts: list[Any], end: Any) -> bool:
+        if any(syntax.command_name(c) == "start-transcript" for c in self.tree.commands):
+            return True
+        for st in stmts:
+            if st.start_byte > end.start_byte:
+                break
+            for c in syntax.descendants(st, "command", "file_redirection_operator"):
+                if c.type == "file_redirection_operator":
+                    if text(c).startswith(">>") or text(c).endswith(">>"):
+                        return True
+                    continue
+                name = syntax.command_name(c)
+                if name in DURABLE:
+                    return True
+                if name in APPEND_DURABLE and self.values.command(c).has("append"):
+                    return True
+        return False
+
+    def _busy_of_try(self, node: Any) -> BusyBranch | None:
+        _tr, catch = self.catch_of(node)
+        if catch is None:
+            return None
+        return self.busy(syntax.statements(syntax.block_of(catch)), node)
+
+    # -- New-Item ----------------------------------------------------------------------------------
+    def _new_item(self, cmd: Any) -> None:
+        c = self.values.command(cmd)
+        path = self.values.path(c.get("path", "literalpath", position=0))
+        name = c.get("name")
+        if name is not None and path is not None:
+            path = self.values.path(name) if path is None else _join(path, self.values.path(name))
+        kind = (self.values.literal(c.get("itemtype", "type")) or "File").lower()
+        if kind not in ("file", "directory"):
+            return
+        tr, catch = self.catch_of(cmd)
+        ea = (self.values.literal(c.get("erroraction", "ea")) or "").lower()
+        stop = ea == "stop" or (not ea and self._preference_stop(cmd))
+        force = c.has("force")
+        if catch is None or not self._ends(catch):
+            if path is not None:
+                (self.facts.dirs_made if kind == "directory" else self.facts.created).append(path)
+            return
+        never = force or ea in _NONFAILING_EA or not stop
+        mech = "New-Item" + (" -Force" if force else "")
+        acq = Acquire(LockKind.EXISTENCE, mech, path, self.tree.span(cmd))
+        acq.busy = self.busy(syntax.statements(syntax.block_of(catch)), cmd)
+        if not self.decides(acq, catch):
+            if path is not None:
+                (self.facts.dirs_made if kind == "directory" else self.facts.created).append(path)
+            return
+        if not never:
+            self.add(acq, cmd)
+            return
+        why = "-Force" if force else f"-ErrorAction {ea}" if ea else "no -ErrorAction Stop"
+        nx = NonExclusiveCreate(path, acq.span, mech, why, busy=acq.busy)
+        nx.exclusive_fix = self._new_item_fix(cmd, c)
+        nx.function = syntax.function_name(syntax.scope_of(cmd))
+        self.facts.non_exclusive.append(nx)
+        if path is not None:
+            self.facts.created.append(path)  # its own name: removing it is no LCK107
+
+    def skips(self, b: BusyBranch | None) -> bool:
+        """The branch ends the run without raising (``throw`` is error handling)."""
+        if b is None or not b.ends_run:
+            return False
+        return not self.tree.text[b.span.start : b.span.end].lower().startswith("throw")
+
+    def decides(self, acq: Acquire, catch: Any) -> bool:
+        """A creation is a lock when its name says so, when its catch tells "exists" apart,
+        or when the catch skips (exit 0, bare exit, return); a catch that reports an error
+        and exits non-zero is error handling (``New-Item`` of an output folder)."""
+        if lockish_name(acq.path):
+            return True
+        b = acq.busy
+        if not self.skips(b):
+            return False
+        src = text(catch).lower() if catch is not None else ""
+        return b.status == 0 or any(w in src for w in ("exist", "ioexception", "busy", "running"))
+
+    def _ends(self, catch: Any) -> bool:
+        return any(
+            text(n.children[0]).lower() in ("exit", "return", "throw")
+            for n in syntax.descendants(catch, "flow_control_statement")
+        )
+
+    def _preference_stop(self, cmd: Any) -> bool:
+        """``$ErrorActionPreference = 'Stop'`` (or ``$PSDefaultParameterValues`` for
+        New-Item) assigned before the call, in its function or the script."""
+        for name in ("erroractionpreference", "psdefaultparametervalues"):
+            for value, _scope in self.values.bindings.get(name, []):
+                if value.start_byte > cmd.start_byte:
+                    continue
+                src = text(value).lower()
+                if name == "erroractionpreference" and "stop" in src:
+                    return True
+                if name == "psdefaultparametervalues" and re.search(
+                    r"new-item:erroraction'?\"?\s*=\s*'?\"?stop", src
+                ):
+                    return True
+        return False
+
+    def _new_item_fix(self, cmd: Any, c: Any) -> FixTemplate | None:
+        edits = []
+        force = c.param_nodes.get("force")
+        if force is not None:
+            s, e = self.tree.char(force.start_byte), self.tree.char(force.end_byte)
+            while s > 0 and self.tree.text[s - 1] in " \t":
+                s -= 1
+            edits.append(Edit(s, e, ""))
+        ea_node = c.param_nodes.get("erroraction") or c.param_nodes.get("ea")
+        if ea_node is not None:
+            value = c.params.get("erroraction", c.params.get("ea"))
+            if value is not None and value is not True and not isinstance(value, str):
+                edits.append(
+                    Edit(self.tree.char(value.start_byte), self.tree.char(value.end_byte), "Stop")
+                )
+        else:
+            end = cmd.child_by_field_name("command_elements") or cmd
+            pos = self.tree.char(end.end_byte)
+            while pos > 0 and self.tree.text[pos - 1] in " \t":
+                pos -= 1
+            edits.append(Edit(pos, pos, " -ErrorAction Stop"))
+        return FixTemplate(
+            "make New-Item fail when the lock exists", tuple(sorted(edits, key=lambda e: e.start))
+        )
+
+    # -- .NET files and mutexes ------------------------------------------------------------------------
+    def _file_open(self, inv: Any, args: list[Any]) -> None:
+        if len(args) < 2:
+            return
+        mode = (syntax.string_value(args[1]) or text(args[1])).lower()
+        share = (syntax.string_value(args[3]) or text(args[3])).lower() if len(args) > 3 else ""
+        path = self.values.path(args[0])
+        if "createnew" in mode:
+            acq = Acquire(
+                LockKind.EXISTENCE, "[IO.File]::Open(..., CreateNew)", path, self.tree.span(inv)
+            )
+        elif share.endswith("none"):
+            acq = Acquire(LockKind.FLOCK, "FileShare.None handle", path, self.tree.span(inv))
+            acq.nonblocking = True
+            acq.truncating = "truncate" in mode or mode.endswith("create")
+        else:
+            return
+        acq.busy = self._busy_of_try(inv)
+        if acq.kind is LockKind.EXISTENCE and not self.decides(acq, self.catch_of(inv)[1]):
+            return
+        self.add(acq, inv)
+
+    def _new_object(self, cmd: Any) -> None:
+        c = self.values.command(cmd)
+        tname = (
+            (self.values.literal(c.get("typename", position=0)) or "")
+            .lower()
+            .removeprefix("system.")
+        )
+        args_node = c.get("argumentlist")
+        args: list[Any] = []
+        if args_node is not None and args_node is not True and not isinstance(args_node, str):
+            u = unwrap(args_node)
+            args = list(u.named_children) if u.type == "array_literal_expression" else [u]
+        elements = cmd.child_by_field_name("command_elements")
+        for x in elements.named_children if elements is not None else []:
+            if x.type == "argument_list":
+                lst = [y for y in x.named_children if y.type == "argument_expression_list"]
+                args = list(lst[0].named_children) if lst else []
+        if tname in ("threading.mutex",):
+            self._mutex(cmd, args)
+        elif tname in ("io.filestream",):
+            self._file_open(cmd, args)
+
+    def _mutex(self, node: Any, args: list[Any]) -> None:
+        if len(args) < 2:
+            return  # an unnamed mutex: this process only
+        name = self.values.literal(args[1], node)
+        acq = Acquire(LockKind.FLOCK, "named mutex", None, self.tree.span(node), mutex_name=name)
+        acq.nonblocking = True
+        var = self._assigned_var(node)
+        created = syntax.var_name(args[2]) if len(args) > 2 else None
+        for inv in self.tree.invocations:
+            target, member, _a = invocation_parts(inv)
+            if member == "waitone" and var and target.lstrip("$") == var:
+                ifn, negated = self.condition_of(inv)
+                if ifn is not None:
+                    stmts = self.if_branch(ifn, negated)
+                    if stmts is not None:
+                        acq.busy = self.busy(stmts, inv)
+                break
+        if acq.busy is None and created:
+            for v in self.tree.nodes:
+                if (
+                    v.type == "variable"
+                    and syntax.var_name(v) == created
+                    and v.start_byte > node.end_byte
+                ):
+                    ifn, negated = self.condition_of(v)
+                    if ifn is not None:
+                        stmts = self.if_branch(ifn, negated)
+                        if stmts is not None:
+                            acq.busy = self.busy(stmts, v)
+                        break
+        self.add(acq, node)
+
+    def _assigned_var(self, node: Any) -> str | None:
+        for a in syntax.ancestors(node):
+            if a.type == "assignment_expression":
+                return syntax.var_name(a.named_children[0])
+            if a.type in ("statement_list", "statement_block"):
+                return None
+        return None
+
+    # -- Test-Path then create ---------------------------------------------------------------------------
+    def _test_then_create(self) -> None:
+        taken = {n.start_byte for n in self.nodes}
+        for test in self.tree.commands:
+            if syntax.command_name(test) not in TESTS:
+                continue
+            tpath = self.values.path(
+                self.values.command(test).get("path", "literalpath", position=0)
+            )
+            ifn, negated = self.condition_of(test)
+            if tpath is None or ifn is None:
+                continue
+            for cmd in self.tree.commands:
+                name = syntax.command_name(cmd)
+                if name not in CREATES or cmd.start_byte < test.end_byte or cmd.start_byte in taken:
+                    continue
+                if syntax.scope_of(cmd) != syntax.scope_of(test):
+                    continue
+                c = self.values.command(cmd)
+                cpath = self.values.path(c.get("path", "literalpath", "filepath", position=0))
+                if cpath is None or cpath.key() != tpath.key():
+                    continue
+                if not (self._removed(cpath) or lockish_name(cpath)):
+                    continue
+                acq = Acquire(
+                    LockKind.EXISTENCE,
+                    "Test-Path then create",
+                    cpath,
+                    self.tree.span(cmd),
+                    check_then_create=True,
+                    test_span=self.tree.span(test),
+                )
+                stmts = self.if_branch(ifn, not negated)
+                if stmts is not None:
+                    acq.busy = self.busy(stmts, test)
+                if not (lockish_name(cpath) or self.skips(acq.busy)):
+                    continue  # "create it if missing", not a guard
+                self.add(acq, cmd)
+                taken.add(cmd.start_byte)
+                break
+
+    def _removed(self, path: Any) -> bool:
+        for cmd in self.tree.commands:
+            if syntax.command_name(cmd) in ("remove-item", "del", "rm", "ri", "erase"):
+                c = self.values.command(cmd)
+                p = self.values.path(c.get("path", "literalpath", position=0))
+                if p is not None and p.key() == path.key():
+                    return True
+        return False
+
+
+def _join(base: Any, name: Any) -> Any:
+    if name is None:
+        return base
+    return PathExpr(base.parts + (Part(PartKind.LIT, "/"),) + name.parts, base.text)

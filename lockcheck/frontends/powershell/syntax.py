@@ -1,0 +1,267 @@
+"""Stage 1: the syntax tree of a PowerShell file (tree-sitter-powershell) and the helpers the
+later stages read it with: the single-child expression wrappers unwrapped, commands with
+their parameters (splatted literal hashtables read like the parameters they hold), .NET
+calls, comments."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ...model import ParseError, Span
+from .. import treesitter
+
+# expression layers the grammar wraps around every value
+WRAPPERS = {
+    "pipeline",
+    "pipeline_chain",
+    "logical_expression",
+    "bitwise_expression",
+    "comparison_expression",
+    "additive_expression",
+    "multiplicative_expression",
+    "format_expression",
+    "range_expression",
+    "array_literal_expression",
+    "unary_expression",
+    "argument_expression",
+    "logical_argument_expression",
+    "bitwise_argument_expression",
+    "comparison_argument_expression",
+    "additive_argument_expression",
+    "multiplicative_argument_expression",
+    "format_argument_expression",
+    "range_argument_expression",
+    "parenthesized_expression",
+    "sub_expression",
+    "left_assignment_expression",
+}
+SCOPES = {"function_statement", "script_block_expression"}
+# parameters that take no value
+SWITCHES = {"force", "append", "passthru", "noclobber", "whatif", "confirm", "leaf", "parent"}
+SWITCHES |= {"recurse", "isabsolute", "resolve", "raw", "nonewline", "asjob", "wait"}
+
+
+class Tree:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        src = treesitter.source_bytes(text)
+        self.root = treesitter.parser("powershell").parse(src).root_node
+        self.offsets = treesitter.Offsets(text, src)
+        self.nodes = list(treesitter.walk(self.root))
+        self.commands = [n for n in self.nodes if n.type == "command"]
+        self.invocations = [n for n in self.nodes if n.type == "invokation_expression"]
+
+    def span(self, node: Any) -> Span:
+        return self.offsets.span(node)
+
+    def char(self, b: int) -> int:
+        return self.offsets.char(b)
+
+    def parse_errors(self) -> list[ParseError]:
+        """None reported: tree-sitter-powershell 0.26 rejects much valid PowerShell 7 (``??``,
+        backticks in strings, ``[Type+Nested]``; 347 of 883 files of three public
+        repositories), so an ERROR node says more about the grammar than about the file.
+        The analysis goes on around ERROR nodes as for the other languages."""
+        return []
+
+    def comments(self) -> dict[int, str]:
+        """``#`` comments as written; ``<# ... #>`` block comments carry no directives."""
+        out: dict[int, str] = {}
+        for n in self.nodes:
+            if n.type == "comment":
+                t = treesitter.text_of(n)
+                if t.startswith("#"):
+                    out[n.start_point[0] + 1] = t
+        return out
+
+
+def text(node: Any) -> str:
+    return treesitter.text_of(node)
+
+
+def unwrap(node: Any) -> Any:
+    while node is not None and node.type in WRAPPERS:
+        named = [c for c in node.named_children if c.type != "comment"]
+        if len(named) != 1:
+            break
+        node = named[0]
+    return node
+
+
+def var_name(node: Any) -> str | None:
+    """``$Lock`` -> "lock", ``${env:OneDrive}`` -> "env:onedrive" (lower case), else None."""
+    node = unwrap(node)
+    if node is None or node.type != "variable":
+        return None
+    t = text(node).lstrip("$@")
+    if t.startswith("{") and t.endswith("}"):
+        t = t[1:-1]
+    return t.lower()
+
+
+def ancestors(node: Any) -> Iterator[Any]:
+    n = node.parent
+    while n is not None:
+        yield n
+        n = n.parent
+
+
+def scope_of(node: Any) -> Any:
+    for a in ancestors(node):
+        if a.type == "function_statement":
+            return a
+    return None
+
+
+def function_name(func: Any) -> str | None:
+    if func is None:
+        return None
+    for c in func.named_children:
+        if c.type == "function_name":
+            return text(c).lower()
+    return None
+
+
+def within(node: Any, container: Any) -> bool:
+    return (
+        container is not None
+        and container.start_byte <= node.start_byte
+        and node.end_byte <= container.end_byte
+    )
+
+
+def descendants(node: Any, *types: str) -> Iterator[Any]:
+    for n in treesitter.walk(node):
+        if not types or n.type in types:
+            yield n
+
+
+def statements(block: Any) -> list[Any]:
+    """The statements of a ``statement_block`` (or a ``script_block``)."""
+    if block is None:
+        return []
+    for n in treesitter.walk(block):
+        if n.type == "statement_list":
+            return [c for c in n.named_children if c.type not in ("comment", "empty_statement")]
+    return []
+
+
+def block_of(clause: Any) -> Any:
+    for c in clause.named_children:
+        if c.type in ("statement_block", "script_block", "script_block_expression"):
+            return c
+    return None
+
+
+def command_name(cmd: Any) -> str:
+    n = cmd.child_by_field_name("command_name")
+    return text(n).lower() if n is not None else ""
+
+
+class Command:
+    """A command's parameters (lower-case names, without the dash) and positional values."""
+
+    def __init__(self, cmd: Any, splat: Any = None) -> None:
+        self.node = cmd
+        self.name = command_name(cmd)
+        self.params: dict[str, Any] = {}
+        self.param_nodes: dict[str, Any] = {}
+        self.positional: list[Any] = []
+        self.splats: list[str] = []
+        elements = cmd.child_by_field_name("command_elements")
+        items = (
+            []
+            if elements is None
+            else [
+                c
+                for c in elements.named_children
+                if c.type not in ("command_argument_sep", "comment")
+            ]
+        )
+        i = 0
+        while i < len(items):
+            it = items[i]
+            if it.type == "command_parameter":
+                raw = text(it)[1:]
+                name, colon, value = raw.partition(":")
+                name = name.lower()
+                self.param_nodes[name] = it
+                if colon:
+                    self.params[name] = value or (items[i + 1] if i + 1 < len(items) else True)
+                    i += 1 if value else 2
+                    continue
+                nxt = items[i + 1] if i + 1 < len(items) else None
+                if name in SWITCHES or nxt is None or nxt.type == "command_parameter":
+                    self.params[name] = True
+                    i += 1
+                else:
+                    self.params[name] = nxt
+                    i += 2
+                continue
+            u = unwrap(it)
+            if u is not None and u.type == "variable" and text(u).startswith("@"):
+                self.splats.append(var_name(u) or "")
+            elif it.type != "redirection" and it.type != "redirections":
+                self.positional.append(it)
+            i += 1
+
+    def get(self, *names: str, position: int | None = None) -> Any:
+        for n in names:
+            if n in self.params:
+                return self.params[n]
+        for n, v in self.params.items():  # unambiguous prefixes: -Path as -Pa, -EA
+            if any(x.startswith(n) and len(n) >= 2 for x in names):
+                return v
+        if position is not None and position < len(self.positional):
+            return self.positional[position]
+        return None
+
+    def has(self, *names: str) -> bool:
+        return self.get(*names) is not None
+
+
+def invocation_parts(inv: Any) -> tuple[str, str, list[Any]]:
+    """``[IO.File]::Open(a, b)`` -> ("io.file", "open", [a, b]); ``$m.WaitOne(0)`` ->
+    ("$m", "waitone", [0])."""
+    target = ""
+    member = ""
+    args: list[Any] = []
+    for c in inv.named_children:
+        if c.type == "type_literal":
+            target = type_name(c)
+        elif c.type == "variable":
+            target = text(c).lower()
+        elif c.type == "member_name":
+            member = text(c).lower()
+        elif c.type == "argument_list":
+            lst = [x for x in c.named_children if x.type == "argument_expression_list"]
+            if lst:
+                args = [x for x in lst[0].named_children if x.type not in (",", "comment")]
+    return target, member, args
+
+
+def type_name(node: Any) -> str:
+    t = text(node).strip("[]").lower()
+    return t.removeprefix("system.")
+
+
+def string_value(node: Any) -> str | None:
+    """The value of a string literal without expansions (or a bare word)."""
+    node = unwrap(node)
+    if node is None:
+        return None
+    if node.type == "string_literal":
+        inner = node.named_children
+        node = inner[0] if inner else node
+    if node.type == "verbatim_string_characters":
+        return text(node)[1:-1].replace("''", "'")
+    if node.type == "expandable_string_literal" and not node.named_children:
+        return text(node)[1:-1].replace('`"', '"')
+    if node.type in ("generic_token", "command_argument"):
+        return text(node)
+    if node.type == "member_access":  # [IO.FileMode]::CreateNew
+        names = [c for c in node.named_children if c.type == "member_name"]
+        if names and any(c.type == "type_literal" for c in node.named_children):
+            return text(names[-1])
+    return None

@@ -1,0 +1,244 @@
+"""Stage 2: what variables hold and what paths expressions name: assignments and ``param()``
+defaults (innermost function first, then the script), ``$PSScriptRoot``,
+``$MyInvocation.MyCommand.Path``, ``Join-Path``, ``Split-Path``, ``[IO.Path]::Combine``,
+expandable strings, ``$env:`` variables (``USERPROFILE`` is home; ``OneDrive*`` are sync
+roots; ``TEMP`` stays a variable: private unless the task runs as SYSTEM)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...model import Part, PartKind, PathExpr
+from . import syntax
+from .syntax import Command, Tree, invocation_parts, text, unwrap, var_name
+
+MAX_DEPTH = 8
+_EXPAND = re.compile(r"\$\{(?P<b>[^}]+)\}|\$(?P<v>(?:env:)?[A-Za-z_][\w]*)(?P<m>(?:\.\w+)*)|\$\(")
+HOME_VARS = {"home", "env:userprofile", "env:home"}
+SCRIPT_VARS = {"pscommandpath", "myinvocation.mycommand.path", "myinvocation.mycommand.definition"}
+
+
+class Values:
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.bindings: dict[str, list[tuple[Any, Any]]] = {}  # name -> [(value, scope)]
+        self.hashes: dict[str, Any] = {}  # name -> hash_literal_expression
+        self.functions: dict[str, Any] = {}
+        for n in tree.nodes:
+            if n.type == "assignment_expression":
+                left = n.child_by_field_name("left") or n.named_children[0]
+                name = var_name(left)
+                value = n.child_by_field_name("value") or n.named_children[-1]
+                if name:
+                    self.bindings.setdefault(name, []).append((value, syntax.scope_of(n)))
+                    u = unwrap(value)
+                    if u is not None and u.type == "hash_literal_expression":
+                        self.hashes[name] = u
+            elif n.type == "script_parameter":
+                vs = [c for c in n.named_children if c.type == "variable"]
+                dflt = [c for c in n.named_children if c.type == "script_parameter_default"]
+                if vs and dflt and dflt[0].named_children:
+                    value = dflt[0].named_children[-1]
+                    self.bindings.setdefault(var_name(vs[0]) or "", []).append(
+                        (value, syntax.scope_of(n))
+                    )
+            elif n.type == "function_statement":
+                name = syntax.function_name(n)
+                if name:
+                    self.functions[name] = n
+
+    # -- variables -------------------------------------------------------------------------------
+    def values(self, name: str, at: Any) -> list[Any]:
+        scope = syntax.scope_of(at)
+        while True:
+            vals = [v for v, s in self.bindings.get(name, []) if s == scope]
+            if vals or scope is None:
+                return vals
+            scope = syntax.scope_of(scope)
+
+    def command(self, cmd: Any) -> Command:
+        """The command with its splatted literal hashtables read as parameters."""
+        c = Command(cmd)
+        for name in c.splats:
+            h = self.hashes.get(name)
+            if h is None:
+                continue
+            for entry in syntax.descendants(h, "hash_entry"):
+                key = [k for k in entry.named_children if k.type == "key_expression"]
+                vals = [v for v in entry.named_children if v.type != "key_expression"]
+                if key and vals:
+                    k = text(key[0]).strip("'\"").lower()
+                    v = unwrap(vals[-1])
+                    c.params.setdefault(k, True if text(v).lower() == "$true" else v)
+        return c
+
+    def literal(self, node: Any, at: Any = None, depth: int = 0) -> str | None:
+        """A string value, through variables."""
+        s = syntax.string_value(node)
+        if s is not None or depth > MAX_DEPTH:
+            return s
+        name = var_name(node)
+        if name:
+            vals = self.values(name, at if at is not None else node)
+            if len(vals) == 1:
+                return self.literal(vals[0], vals[0], depth + 1)
+        return None
+
+    # -- paths -----------------------------------------------------------------------------------
+    def path(self, node: Any) -> PathExpr | None:
+        if node is None or node is True:
+            return None
+        if isinstance(node, str):
+            return PathExpr.literal(node.replace("\\", "/"))
+        parts = _merge(self._parts(node, 0))
+        return PathExpr(tuple(parts), text(node))
+
+    def _parts(self, node: Any, depth: int) -> list[Part]:
+        node = unwrap(node)
+        if node is None or depth > MAX_DEPTH:
+            return [Part(PartKind.UNKNOWN)]
+        t = node.type
+        if t == "string_literal":
+            inner = node.named_children
+            if inner:
+                return self._parts(inner[0], depth)
+        if t == "verbatim_string_characters":
+            return [_lit(text(node)[1:-1].replace("''", "'"))]
+        if t == "expandable_string_literal":
+            return self._expand(node, depth)
+        if t in ("generic_token", "command_argument"):
+            return [_lit(text(node))]
+        if t == "variable":
+            return self._var(var_name(node) or "", node, depth)
+        if t == "member_access":
+            return self._var(text(node).lstrip("$").lower(), node, depth)
+        if t == "command":
+            return self._command_parts(node, depth)
+        if t == "invokation_expression":
+            target, member, args = invocation_parts(node)
+            if target in ("io.path", "io.path") and member == "combine":
+                out: list[Part] = []
+                for i, a in enumerate(args):
+                    if i:
+                        out.append(Part(PartKind.LIT, "/"))
+                    out += self._parts(a, depth + 1)
+                return out
+            if target == "io.path" and member == "gettemppath":
+                return [Part(PartKind.VAR, "TEMP"), Part(PartKind.LIT, "/")]
+        if t == "additive_expression":
+            kids = node.named_children
+            if len(kids) == 2 and "+" in text(node):
+                return self._parts(kids[0], depth + 1) + self._parts(kids[1], depth + 1)
+        return [Part(PartKind.UNKNOWN, text(node)[:60])]
+
+    def _var(self, name: str, at: Any, depth: int) -> list[Part]:
+        if name == "psscriptroot":
+            return [Part(PartKind.SCRIPT_DIR)]
+        if name in SCRIPT_VARS:
+            return [Part(PartKind.SCRIPT)]
+        if name in HOME_VARS:
+            return [Part(PartKind.HOME)]
+        if name == "pid":
+            return [Part(PartKind.UNIQUE)]
+        if name in ("pwd", "pwd.path"):
+            return [Part(PartKind.CWD)]
+        if name in ("env:username", "env:user"):
+            return [Part(PartKind.USER)]
+        if name.startswith("env:"):
+            env = name[4:]
+            spelled = {"temp": "TEMP", "tmp": "TMP", "onedrive": "OneDrive"}
+            return [Part(PartKind.VAR, spelled.get(env, env.upper()))]
+        vals = self.values(name, at)
+        if vals:
+            alts = [self._parts(v, depth + 1) for v in vals]
+            if all(a == alts[0] for a in alts):
+                return alts[0]
+            return [Part(PartKind.UNKNOWN, "$" + name)]
+        return [Part(PartKind.VAR, name)]
+
+    def _expand(self, node: Any, depth: int) -> list[Part]:
+        raw = text(node)[1:-1]
+        out: list[Part] = []
+        pos = 0
+        for m in _EXPAND.finditer(raw):
+            if m.start() > pos:
+                out.append(_lit(raw[pos : m.start()]))
+            if m.group(0) == "$(":
+                out.append(Part(PartKind.UNKNOWN, "$(...)"))
+                pos = len(raw)
+                break
+            name = (m.group("b") or m.group("v") or "").lower()
+            if m.group("m") and m.group("v") and name == "myinvocation":
+                name += m.group("m").lower()
+                out += self._var(name, node, depth + 1)
+            else:
+                out += self._var(name, node, depth + 1)
+                if m.group("m"):
+                    out.append(_lit(m.group("m")))
+            pos = m.end()
+        if pos < len(raw):
+            out.append(_lit(raw[pos:]))
+        return out or [Part(PartKind.LIT, "")]
+
+    def _command_parts(self, node: Any, depth: int) -> list[Part]:
+        c = self.command(node)
+        if c.name == "join-path":
+            base = c.get("path", position=0)
+            child = c.get("childpath", position=1)
+            if base is None or child is None:
+                return [Part(PartKind.UNKNOWN, text(node)[:60])]
+            return (
+                self._parts(base, depth + 1)
+                + [Part(PartKind.LIT, "/")]
+                + self._parts(child, depth + 1)
+            )
+        if c.name == "split-path" and not c.has("leaf"):
+            inner = self._parts(c.get("path", position=0), depth + 1)
+            if inner == [Part(PartKind.SCRIPT)]:
+                return [Part(PartKind.SCRIPT_DIR)]
+            d = PathExpr(tuple(_merge(inner))).dirname()
+            if d is not None:
+                return list(d.parts)
+        if c.name in ("new-item", "ni"):  # $lock = New-Item P: the item at P
+            return self._parts(c.get("path", "literalpath", position=0), depth + 1)
+        if c.name in ("get-location", "pwd"):
+            return [Part(PartKind.CWD)]
+        return [Part(PartKind.UNKNOWN, text(node)[:60])]
+
+    # -- stored PIDs -------------------------------------------------------------------------------
+    def read_file(self, node: Any, depth: int = 0) -> PathExpr | None:
+        """The file a value was read from: ``(Get-Content F)``, ``[IO.File]::ReadAllText(F)``,
+        through variables."""
+        if node is None or node is True or isinstance(node, str) or depth > MAX_DEPTH:
+            return None
+        for n in syntax.descendants(node, "command", "invokation_expression", "variable"):
+            if n.type == "command":
+                c = self.command(n)
+                if c.name in ("get-content", "gc", "cat", "type"):
+                    return self.path(c.get("path", "literalpath", position=0))
+            elif n.type == "invokation_expression":
+                target, member, args = invocation_parts(n)
+                if target == "io.file" and member.startswith("readall") and args:
+                    return self.path(args[0])
+            else:
+                name = var_name(n)
+                for v in self.values(name or "", n):
+                    p = self.read_file(v, depth + 1)
+                    if p is not None:
+                        return p
+        return None
+
+
+def _lit(s: str) -> Part:
+    return Part(PartKind.LIT, s.replace("\\", "/"))
+
+
+def _merge(parts: list[Part]) -> list[Part]:
+    out: list[Part] = []
+    for p in parts:
+        if out and p.kind is PartKind.LIT and out[-1].kind is PartKind.LIT:
+            out[-1] = Part(PartKind.LIT, out[-1].value + p.value)
+        else:
+            out.append(p)
+    return out or [Part(PartKind.UNKNOWN)]
