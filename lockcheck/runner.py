@@ -135,7 +135,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         return res
     from .engine import unknown_codes_warning
 
-    res.warning = unknown_codes_warning(_facts)  # `# noqa: LCK999`
+    res.warning = unknown_codes_warning(_facts)  # an unknown code in a suppression comment
     res.findings = findings
     res.takes_lock = bool(_facts.acquires)
     if findings:
