@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...model import (
@@ -14,7 +15,12 @@ from ...model import (
     Removal,
     Span,
 )
-from .calls import REMOVE_CALLS, REMOVE_METHODS
+from .calls import CLASH_ERRORS, REMOVE_CALLS, REMOVE_METHODS
+
+# what a failed open raises, caught by a handler that is wide enough (LCK406)
+OPEN_ERRORS = set(CLASH_ERRORS) - {"FileExistsError"}
+# a handler body that tells contention from other errors (LCK406)
+_CONTENTION_TEST = re.compile(r"\b(EWOULDBLOCK|EAGAIN|BlockingIOError)\b")
 
 
 class Handlers:
@@ -53,6 +59,18 @@ class Handlers:
                     return t, h
             t = self.enclosing_try(t)
         return None, None
+
+    def open_failure_is_busy(self, opener: Any, handler: Any) -> bool:
+        """LCK406: ``handler`` (the busy branch) is also the one that catches ``opener``'s
+        errors (``except OSError``/``IOError``/``Exception``/bare ``except`` around both the
+        open and the acquire) and does not tell contention apart (``EWOULDBLOCK``/``EAGAIN``,
+        ``BlockingIOError`` tested in its body)."""
+        if opener is None or handler is None:
+            return False
+        _t, h = self.catching_handler(opener, OPEN_ERRORS)
+        if h is not handler:
+            return False  # the open is before the try, or an inner handler checks it
+        return not _CONTENTION_TEST.search(self.code(handler.body))
 
     def decides(self, stmts: list[Any]) -> bool:
         """The branch skips, exits, returns, retries or takes over."""

@@ -405,6 +405,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             t, h = self.catching_handler(c, BUSY_ERRORS, LIB_BUSY_ERRORS_SUFFIX)
             if h is not None and acq.nonblocking:
                 acq.busy = self.busy_branch(list(h.body.body), h, t)
+                acq.open_failure_is_busy = self.open_failure_is_busy(opener, h)
             acq.inode_recheck = self._inode_recheck(c)
             self._acq_nodes[id(acq)] = c
             self.facts.acquires.append(acq)
