@@ -152,3 +152,95 @@ TELLS_APART = {
 @pytest.mark.parametrize("name", sorted(TELLS_APART))
 def test_lck406_quiet_when_the_open_failure_is_told_apart(name):
     assert "LCK406" not in codes(TELLS_APART[name])
+
+
+# --------------------------------------------------------------------------- LCK109
+
+# the create (line 6) cannot fail on an existing name, so `except FileExistsError` never runs
+NEVER_FAILS = {
+    "os.makedirs exist_ok": """
+        import os
+        import sys
+
+        LOCK = "/var/lock/job.d"
+        try:
+            os.makedirs(LOCK, exist_ok=True)
+        except FileExistsError:
+            print("already running")
+            sys.exit(1)
+        print("work")
+        os.rmdir(LOCK)
+    """,
+    "Path.mkdir exist_ok, in a function": """
+        from pathlib import Path
+
+        def take(lock):
+            try:
+                lock.mkdir(parents=True, exist_ok=True)
+                return True
+            except FileExistsError:
+                return False
+
+        if not take(Path("/var/lock/job.d")):
+            raise SystemExit(0)
+    """,
+    # no lock API and no removal: only the gate's FileExistsError anchor lets it through
+    'open "w"': """
+        import sys
+
+        try:
+            fh = open("/var/lock/job.lock", "w")
+            fh.write("busy")
+        except FileExistsError:
+            sys.exit("already running")
+        print("work")
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEVER_FAILS))
+def test_lck109_non_exclusive_create_under_file_exists_error(name):
+    src = NEVER_FAILS[name]
+    lines = textwrap.dedent(src).lstrip("\n").splitlines()
+    line = next(i for i, ln in enumerate(lines, 1) if "exist_ok" in ln or "open(" in ln)
+    got = found(src)
+    assert ("LCK109", line) in got, got
+    assert "LCK107" not in codes(src)  # the removal is of the name made here
+
+
+EXCLUSIVE = {
+    "os.makedirs without exist_ok": """
+        import os
+        import sys
+
+        try:
+            os.makedirs("/var/lock/job.d")
+        except FileExistsError:
+            sys.exit("already running")
+        print("work")
+        os.rmdir("/var/lock/job.d")
+    """,
+    'open "x"': """
+        import sys
+
+        try:
+            fh = open("/var/lock/job.lock", "x")
+        except FileExistsError:
+            sys.exit("already running")
+        print("work")
+    """,
+    "exist_ok under an OSError handler (error handling, not a busy branch)": """
+        import os
+        import sys
+
+        try:
+            os.makedirs("/srv/out/reports", exist_ok=True)
+        except OSError as e:
+            sys.exit("cannot make the output directory: %s" % e)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXCLUSIVE))
+def test_lck109_quiet_on_a_create_that_fails_on_an_existing_name(name):
+    assert "LCK109" not in codes(EXCLUSIVE[name])

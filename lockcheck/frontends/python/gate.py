@@ -136,6 +136,8 @@ def may_hold_lock(text: str) -> bool:
             return True
     if _os_call(text, "remove") or _os_call(text, "kill"):
         return True
+    if "FileExistsError" in text and "try" in text:
+        return True  # a create that cannot clash under a clash handler (LCK109)
     return "try" in text and (any(t in text for t in _CREATE_TEXT) or _os_call(text, "link"))
 
 
@@ -304,6 +306,32 @@ def _decides_on_clash(handler: ast.ExceptHandler) -> str | None:
     return "exit" if specific or exits else "maybe"
 
 
+def _names_file_exists(node: ast.AST) -> bool:
+    """A handler of the try names FileExistsError (LCK109's busy branch)."""
+    for h in getattr(node, "handlers", ()):
+        if h.type is not None:
+            types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+            if any(_func_name(t) == "FileExistsError" for t in types):
+                return True
+    return False
+
+
+def _never_clashes(node: ast.AST) -> bool:
+    """A create under ``node`` that succeeds on an existing name: mkdir/makedirs with
+    ``exist_ok=True``, a writing open (LCK109)."""
+    for n in walk(node):
+        if not isinstance(n, ast.Call):
+            continue
+        name = _func_name(n.func)
+        if name in ("mkdir", "makedirs"):
+            ek = next((k.value for k in n.keywords if k.arg == "exist_ok"), None)
+            if isinstance(ek, ast.Constant) and ek.value is True:
+                return True
+        elif name in OPEN_NAMES and _created_in(n, plain=True):
+            return True
+    return False
+
+
 def _call_targets(call: ast.Call) -> list[ast.expr]:
     out = [*call.args[:2], *(k.value for k in call.keywords)]
     if isinstance(call.func, ast.Attribute):
@@ -429,6 +457,8 @@ class _Gate:
                     made = [x for st in node.body for x in _exclusive_creates(st)]
                     if made and "exit" in kinds:
                         return "create under a clash handler"
+                    if _names_file_exists(node) and any(_never_clashes(st) for st in node.body):
+                        return "non-exclusive create under FileExistsError"
                     self.generic_creates.extend(made)
             if t in (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) or (
                 isinstance(node, ast.stmt) and hasattr(node, "body")

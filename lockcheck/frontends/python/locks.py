@@ -12,6 +12,7 @@ from ...model import (
     Edit,
     FixTemplate,
     LockKind,
+    NonExclusiveCreate,
     PartKind,
     PathExpr,
     Probe,
@@ -36,6 +37,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
         self.removal_calls = self._removals()
         self._probes()
         self._existence_locks()
+        self._never_fails()
         self._fd_locks()
         self._object_locks()
         self._check_then_create()
@@ -247,6 +249,49 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             self.handled_creates.add(id(c))
             self._acq_nodes[id(acq)] = c
             self.facts.acquires.append(acq)
+
+    def _never_fails(self) -> None:
+        """LCK109: a create that succeeds on an existing name (``exist_ok=True``, a ``"w"``/
+        ``"a"`` open) in a ``try`` whose ``except FileExistsError`` is the busy branch."""
+        cst = self.cst
+        for c in self.calls:
+            q = self.call_q(c)
+            ek = self.kw(c, "exist_ok")
+            if ek is not None and self.const(ek) is True and q == "os.makedirs":
+                mech, pnode, why = "os.makedirs(..., exist_ok=True)", self.arg(c, 0, "name"), ""
+            elif (
+                ek is not None
+                and self.const(ek) is True
+                and self.method(c) == "mkdir"
+                and isinstance(c.func, cst.Attribute)
+                and not q.startswith("os.")
+            ):
+                mech, pnode, why = "Path.mkdir(exist_ok=True)", c.func.value, ""
+            else:
+                cr = self.creation(c)
+                if cr is None or cr[2] != "plain" or not cr[0].startswith(("open", "Path.open")):
+                    continue
+                mech, pnode = cr[0], cr[1]
+                why = "a writing open creates or reuses the file"
+            t, h = self.catching_handler(c, {"FileExistsError"})
+            if h is None or "FileExistsError" not in self.handler_names(h):
+                continue
+            stmts = list(h.body.body)
+            if not self.decides(stmts):
+                continue
+            path = self.path(pnode)
+            if path is not None:
+                self.facts.created.append(path)  # it is made here: removing it is no LCK107
+            self.facts.non_exclusive.append(
+                NonExclusiveCreate(
+                    path,
+                    self.span(c),
+                    mech,
+                    why or "exist_ok=True",
+                    busy=self.busy_branch(stmts, h, t),
+                    function=self._fname(c),
+                )
+            )
 
     def _result_ignored(self, ret: Any) -> bool:
         """``ret`` returns from a function (not the entry point) that every caller in this
