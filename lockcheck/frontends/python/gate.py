@@ -59,9 +59,10 @@ LIB_MODULES = ("filelock", "portalocker", "fasteners", "psutil")
 CREATE_NAMES = frozenset(
     {"mkdir", "makedirs", "link", "symlink", "symlink_to", "hardlink_to", "touch"}
 )
-WRITE_NAMES = CREATE_NAMES | {"open", "write_text", "write_bytes"}
-PLAIN_WRITES = frozenset({"open", "touch", "write_text", "write_bytes"})
-OPEN_NAMES = frozenset({"open", "fdopen"})
+# `file` is Python 2's open
+WRITE_NAMES = CREATE_NAMES | {"open", "file", "write_text", "write_bytes"}
+PLAIN_WRITES = frozenset({"open", "file", "touch", "write_text", "write_bytes"})
+OPEN_NAMES = frozenset({"open", "file", "fdopen"})
 TEST_NAMES = frozenset({"exists", "isfile", "is_file", "lexists"})
 # the analyser's vocabularies (qualified names), and the bare names the gate looks for
 REMOVE_CALLS = frozenset({"os.remove", "os.unlink", "os.rmdir", "shutil.rmtree", "os.removedirs"})

@@ -666,6 +666,13 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
         cst = self.cst
         negate = False
         n = test
+        if isinstance(n, cst.BooleanOperation) and isinstance(n.operator, cst.And):
+            # `if reset == False and exists(P):` - the body runs only when P exists
+            for side in (n.left, n.right):
+                r = self._exists_test(side)
+                if r is not None:
+                    return r
+            return None
         if isinstance(n, cst.BooleanOperation):
             n = n.left
         while isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
@@ -709,6 +716,8 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             if positive:
                 sibs, i = self.block_siblings(ifn)
                 region = sibs[i + 1 :]
+                if isinstance(ifn.orelse, cst.Else):  # `if exists(P): return False / else:`
+                    region = list(ifn.orelse.body.body) + region
                 busy_stmts = list(ifn.body.body)
             else:
                 region = list(ifn.body.body)

@@ -64,8 +64,8 @@ class Values:
                 return q
             if n in self.funcs or n in self.classes:
                 return "local." + n
-            if n == "file" and self.py2:
-                return "open"  # Python 2's file() opens
+            if n == "file" and (self.py2 or self.lookup(node) is None):
+                return "open"  # Python 2's file() opens (unbound in Python 3: the same code)
             return n
         if isinstance(node, cst.Attribute):
             base = self.qname(node.value)
@@ -141,6 +141,8 @@ class Values:
         at = self.off(name_node)
         scope = self.func_of(name_node)
         while True:
+            if scope is not None and name in self.globals_declared.get(id(scope), ()):
+                scope = None  # `global X`: the module's binding, its last one before here
             key = (id(scope) if scope is not None else 0, name)
             cands = [
                 (c[0], c[2])

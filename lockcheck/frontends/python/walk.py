@@ -4,6 +4,7 @@ ends (exit, raise, return, loop jump, falling off the end of the run)."""
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Any
 
 from ...model import (
@@ -48,6 +49,13 @@ _KINDS = {
 _MISS = object()
 
 
+_GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w, \t]+)", re.M)
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
 class Walk:
     """Methods of :class:`.locks.Analyzer`."""
 
@@ -67,6 +75,7 @@ class Walk:
         self.classes: dict[str, Any] = {}
         self.imports: dict[str, str] = {}
         self.assigns: dict[tuple[int, str], list[tuple[int, Any]]] = {}
+        self.globals_declared: dict[int, set[str]] = {}
         self.attr_assigns: dict[tuple[int, str], list[Any]] = {}
         self._func_cache: dict[int, Any] = {}
         self._class_cache: dict[int, Any] = {}
@@ -174,11 +183,19 @@ class Walk:
         raise AttributeError(name)
 
     def _index_bindings(self) -> None:
+        declared = self.globals_declared  # `global X` per function
         for name, value, stmt in self._pending:
             scope = self.func_of(stmt)
             key = (id(scope) if scope is not None else 0, name)
             sp = self.span(stmt)
             self.assigns.setdefault(key, []).append((sp.start, sp.end, value))
+            if isinstance(scope, nodes.FunctionDef):
+                if id(scope) not in declared:
+                    declared[id(scope)] = {
+                        n for m in _GLOBAL.finditer(self.code(scope)) for n in _names(m[1])
+                    }
+                if name in declared[id(scope)]:  # binds the module's name as well
+                    self.assigns.setdefault((0, name), []).append((sp.start, sp.end, value))
         for name, value, stmt in self._pending_attr:
             cls = self.class_of(stmt)
             key = (id(cls) if cls is not None else 0, name)
