@@ -360,3 +360,100 @@ def test_file_is_open_only_when_unbound():
         os.remove("/var/run/jobs/sync.pid")
     """
     assert "LCK103" not in codes(src)
+
+
+# --------------------------------------------------------------------------- LCK105/LCK106
+
+# the PID read from the pid file decides whether the file is removed (line of the test)
+LIVENESS = {
+    "psutil.pid_exists of a helper's return": """
+        import os
+        import sys
+
+        import psutil
+
+        PID_PATH = "/var/run/jobs/sync.pid"
+
+        def get_pid(pid_path):
+            with open(pid_path) as f:
+                pid = int(f.read().strip())
+            return pid
+
+        def single():
+            if os.path.isfile(PID_PATH):
+                pid = get_pid(PID_PATH)
+                if not psutil.pid_exists(pid):
+                    os.remove(PID_PATH)
+                    return True
+                return False
+            return True
+
+        if not single():
+            sys.exit(0)
+    """,
+    "/proc/%d exists": """
+        import os
+        import sys
+
+        PID_PATH = "/var/run/jobs/sync.pid"
+
+        if os.path.isfile(PID_PATH):
+            with open(PID_PATH) as f:
+                stale = int(f.read())
+            if not os.path.exists("/proc/%d" % stale):
+                os.remove(PID_PATH)
+            else:
+                sys.exit(0)
+    """,
+    "f-string /proc/{pid}": """
+        import os
+        import sys
+
+        PID_PATH = "/var/run/jobs/sync.pid"
+
+        if os.path.isfile(PID_PATH):
+            pid = open(PID_PATH).read().strip()
+            if not os.path.isdir(f"/proc/{pid}"):
+                os.unlink(PID_PATH)
+            else:
+                sys.exit(0)
+    """,
+    "os.access /proc/<pid>/stat, pid from os.read, file truncated": """
+        import fcntl
+        import os
+
+        def try_lock(path, pid):
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+            old_pid = int(os.read(fd, 20))
+            if not os.access("/proc/%d/stat" % old_pid, os.F_OK):
+                os.ftruncate(fd, 0)
+                os.write(fd, str(pid).encode())
+                return pid
+            return old_pid
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIVENESS))
+def test_lck105_liveness_spellings(name):
+    src = LIVENESS[name]
+    lines = textwrap.dedent(src).lstrip("\n").splitlines()
+    line = next(i for i, ln in enumerate(lines, 1) if "pid_exists(" in ln or "/proc" in ln)
+    got = found(src)
+    assert ("LCK105", line) in got, got
+    removal = [i for i, ln in enumerate(lines, 1) if "os.remove(" in ln or "os.unlink(" in ln]
+    for r in removal:  # the removal in the dead branch trusts the test
+        assert ("LCK106", r) in got, got
+
+
+def test_lck105_quiet_on_a_proc_test_of_our_own_pid():
+    # /proc/self and os.getpid(): nothing read from a pid file
+    src = """
+        import os
+        import sys
+
+        if not os.path.exists("/proc/%d/status" % os.getpid()):
+            sys.exit("no procfs")
+        os.remove("/var/run/jobs/sync.pid")
+    """
+    assert "LCK105" not in codes(src)

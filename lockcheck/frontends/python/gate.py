@@ -124,6 +124,7 @@ def _os_call(text: str, word: str) -> bool:
 
 
 _LOCKF = re.compile(r"\blockf\b")  # not lockfile
+_PROC_PID = re.compile(r"""['"]/proc/?(?:['"]|%|\{)""")  # "/proc/%d", f"/proc/{pid}", "/proc"
 
 
 def may_hold_lock(text: str) -> bool:
@@ -137,6 +138,8 @@ def may_hold_lock(text: str) -> bool:
             return True
     if _os_call(text, "remove") or _os_call(text, "kill"):
         return True
+    if "/proc" in text and _PROC_PID.search(text):
+        return True  # a liveness test of a PID (LCK105)
     if "FileExistsError" in text and "try" in text:
         return True  # a create that cannot clash under a clash handler (LCK109)
     return "try" in text and (any(t in text for t in _CREATE_TEXT) or _os_call(text, "link"))
@@ -424,6 +427,11 @@ class _Gate:
             elif t is ast.Constant:
                 if isinstance(node.value, str) and MODE_X.match(node.value):
                     self.x_mode_const = True
+                if isinstance(node.value, str) and (
+                    node.value in ("/proc", "/proc/")
+                    or node.value.startswith(("/proc/%", "/proc/{"))
+                ):
+                    return "/proc/<pid> test"
             elif t is ast.Call:
                 if self._call(node):
                     return "exclusive open"

@@ -36,6 +36,12 @@ class Processes:
                     name = self.code(sig) if sig is not None else "?"
                     name = name.split(".")[-1]
                     self.facts.kills.append(Kill(self.span(c), name, pid_file))
+            elif self._proc_probe(c):
+                # os.path.exists(f"/proc/{pid}"), os.access("/proc/%d/stat" % pid, F_OK)
+                arg = self.arg(c, 0) if q.startswith("os.") else c.func.value
+                from_file, pid_file = self.pid_source(arg)
+                if from_file:
+                    self._liveness(c, pid_file)
             elif q == "psutil.pid_exists":
                 from_file, pid_file = self.pid_source(self.arg(c, 0))
                 if from_file:
@@ -51,6 +57,25 @@ class Processes:
                     # psutil.Process(pid) raising NoSuchProcess: a liveness test
                     self._liveness(c, pid_file)
         self._stale_removals()
+
+    _PROC_TESTS = ("os.path.exists", "os.path.isdir", "os.path.lexists", "os.access", "os.stat")
+
+    def _proc_probe(self, call: Any) -> bool:
+        """A test of ``/proc/<pid>`` (or a file in it): the process's liveness."""
+        cst = self.cst
+        q = self.call_q(call)
+        if q in self._PROC_TESTS:
+            arg = self.arg(call, 0)
+        elif self.method(call) in ("exists", "is_dir") and isinstance(call.func, cst.Attribute):
+            arg = call.func.value
+        else:
+            return False
+        if arg is None:
+            return False
+        if "/proc" in self.code(arg):
+            return True
+        p = self.path(arg)
+        return p is not None and self.key(p).startswith("/proc/")
 
     def _psutil_signal(self, proc: Any) -> tuple[Any, str] | None:
         """``psutil.Process(pid).terminate()`` (directly or through a variable)."""
@@ -181,6 +206,10 @@ class Processes:
             for c in self.descendants(st, cst.Call):
                 if self.creation(c) is not None or self.removal_target(c) is not None:
                     return True
+                if self.call_q(c) in ("os.ftruncate", "os.truncate") or (
+                    self.method(c) == "truncate" and isinstance(c.func, cst.Attribute)
+                ):
+                    return True  # the file emptied to be taken over
         return False
 
     def _stale_removals(self) -> None:

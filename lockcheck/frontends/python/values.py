@@ -687,6 +687,16 @@ class Values:
                 return True, None
             if q in ("json.load", "pickle.load"):
                 return True, None
+            if q == "os.read":  # `old_pid = os.read(fd, 20)`
+                op = self.trace_open(self.arg(c, 0))
+                return True, self._open_path(op) if op is not None else None
+            if q.startswith("local.") and depth < 4:  # `pid = get_pid(pid_path)`
+                for fn in self.funcs.get(q[6:], ()):
+                    for ret in self.descendants(fn, cst.Return):
+                        if ret.value is not None and self.func_of(ret) is fn:
+                            r = self.pid_source(ret.value, depth + 1)
+                            if r[0]:
+                                return r
         for n in self.descendants(node, cst.Name):
             if n is not node and n.value != "int":
                 v = self.lookup(n)
