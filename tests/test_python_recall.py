@@ -457,3 +457,32 @@ def test_lck105_quiet_on_a_proc_test_of_our_own_pid():
         os.remove("/var/run/jobs/sync.pid")
     """
     assert "LCK105" not in codes(src)
+
+
+def test_lck105_pid_read_by_a_static_method_helper():
+    src = """
+        import os
+        import sys
+
+
+        class PidFile:
+            def __init__(self, filename):
+                self.filename = filename
+
+            @staticmethod
+            def _read(name):
+                with open(name) as f:
+                    return f.read().strip()
+
+            def check_and_wait(self):
+                while os.path.exists(self.filename):
+                    stale_pid = PidFile._read(self.filename)
+                    if not os.path.exists(os.path.join("/proc", stale_pid)):
+                        os.remove(self.filename)
+                        break
+                    sys.exit(0)
+    """
+    lines = textwrap.dedent(src).lstrip("\n").splitlines()
+    test_line = next(i for i, ln in enumerate(lines, 1) if '"/proc"' in ln)
+    got = found(src)
+    assert ("LCK105", test_line) in got and ("LCK106", test_line + 1) in got, got

@@ -690,8 +690,8 @@ class Values:
             if q == "os.read":  # `old_pid = os.read(fd, 20)`
                 op = self.trace_open(self.arg(c, 0))
                 return True, self._open_path(op) if op is not None else None
-            if q.startswith("local.") and depth < 4:  # `pid = get_pid(pid_path)`
-                for fn in self.funcs.get(q[6:], ()):
+            if q.startswith(("local.", "self.")) and depth < 4:  # `pid = get_pid(pid_path)`
+                for fn in self.funcs.get(q.rsplit(".", 1)[-1], ()):
                     for ret in self.descendants(fn, cst.Return):
                         if ret.value is not None and self.func_of(ret) is fn:
                             r = self.pid_source(ret.value, depth + 1)
