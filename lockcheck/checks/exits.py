@@ -137,7 +137,7 @@ def lock_open_failure_read_as_busy(ctx: Context):
         if shell:
             what = "unchecked `exec` of the lock file"
         else:
-            what = "the busy handler also catches the open's errors"
+            what = "busy handler also catches open errors"
         yield ctx.finding(
             "LCK406",
             acq.open_span or acq.span,

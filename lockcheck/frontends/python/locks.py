@@ -258,7 +258,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             q = self.call_q(c)
             ek = self.kw(c, "exist_ok")
             if ek is not None and self.const(ek) is True and q == "os.makedirs":
-                mech, pnode, why = "os.makedirs(..., exist_ok=True)", self.arg(c, 0, "name"), ""
+                mech, pnode, why = "os.makedirs", self.arg(c, 0, "name"), ""
             elif (
                 ek is not None
                 and self.const(ek) is True
@@ -266,13 +266,13 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
                 and isinstance(c.func, cst.Attribute)
                 and not q.startswith("os.")
             ):
-                mech, pnode, why = "Path.mkdir(exist_ok=True)", c.func.value, ""
+                mech, pnode, why = "Path.mkdir", c.func.value, ""
             else:
                 cr = self.creation(c)
                 if cr is None or cr[2] != "plain" or not cr[0].startswith(("open", "Path.open")):
                     continue
                 mech, pnode = cr[0], cr[1]
-                why = "a writing open creates or reuses the file"
+                why = "a writing open"
             t, h = self.catching_handler(c, {"FileExistsError"})
             if h is None or "FileExistsError" not in self.handler_names(h):
                 continue
