@@ -148,3 +148,19 @@ def first_error(root: Any) -> Any:
 def text_of(node: Any) -> str:
     """The source of a node as ``str`` (for identifiers and short tokens)."""
     return node.text.decode("utf-8", "surrogateescape")
+
+
+def within(node: Any, container: Any) -> bool:
+    """Whether ``node`` lies inside ``container`` (None contains nothing)."""
+    return (
+        container is not None
+        and container.start_byte <= node.start_byte
+        and node.end_byte <= container.end_byte
+    )
+
+
+def descendants(node: Any, *types: str) -> Iterator[Any]:
+    """The nodes of ``node``'s subtree (itself included), iteratively, of ``types`` if given."""
+    for n in walk(node):
+        if not types or n.type in types:
+            yield n

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...model import ParseError, Span
 from .. import treesitter
+from ..treesitter import descendants, within  # noqa: F401 - re-exported to the stages
 
 TYPESCRIPT_EXTENSIONS = (".ts", ".mts", ".cts")
 FUNCTIONS = {
@@ -191,17 +192,3 @@ def following(stmt: Any) -> list[Any]:
         if s == stmt:
             return sibs[i + 1 :]
     return []
-
-
-def within(node: Any, container: Any) -> bool:
-    return (
-        container is not None
-        and container.start_byte <= node.start_byte
-        and node.end_byte <= container.end_byte
-    )
-
-
-def descendants(node: Any, *types: str) -> Iterator[Any]:
-    for n in treesitter.walk(node):
-        if not types or n.type in types:
-            yield n

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...model import ParseError, Span
 from .. import treesitter
+from ..treesitter import descendants, within  # noqa: F401 - re-exported to the stages
 
 # expression layers the grammar wraps around every value
 WRAPPERS = {
@@ -121,20 +122,6 @@ def function_name(func: Any) -> str | None:
         if c.type == "function_name":
             return text(c).lower()
     return None
-
-
-def within(node: Any, container: Any) -> bool:
-    return (
-        container is not None
-        and container.start_byte <= node.start_byte
-        and node.end_byte <= container.end_byte
-    )
-
-
-def descendants(node: Any, *types: str) -> Iterator[Any]:
-    for n in treesitter.walk(node):
-        if not types or n.type in types:
-            yield n
 
 
 def statements(block: Any) -> list[Any]:
