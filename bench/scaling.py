@@ -4,7 +4,8 @@
 
 Each shape is built at n, 2n, 4n, ... and run through the shell frontend alone and through
 ``lockcheck.engine.analyze_text`` (frontend, checks, fix suggestions), plus ``fix_text`` for
-the fixer shape.  Printed: size, bytes, CPU seconds (``time.process_time``, so that other
+the fixer shape; the glob shape matches a path n directories deep against one exclude glob
+with five ``**`` (the "frontend" column).  Printed: size, bytes, CPU seconds (``time.process_time``, so that other
 work on the machine skews it less) and the ratio to the previous size: about 2 is linear,
 4 quadratic.  Results are also written as JSON to bench/results/.
 """
@@ -102,6 +103,14 @@ def probes(n: int) -> str:
     )
 
 
+# five ** parts in one exclude glob, against a path n directories deep that almost matches
+DEEP_GLOB = "**/" + "a/**/" * 4 + "b"
+
+
+def deep_glob_path(n: int) -> str:
+    return "a/" * n + "c"
+
+
 def py_except(n: int) -> str:
     return "import fcntl\n" + "except " * n + "\n"
 
@@ -126,11 +135,20 @@ SHAPES = {
     "blank-lines": (blank_lines, 100_000, "shell"),
     "py-except": (py_except, 50_000, "python"),
     "fix-probes": (probes, 250, "fix"),
+    "glob-double-stars": (deep_glob_path, 2000, "glob"),
 }
 
 
 def measure(text: str, kind: str) -> tuple[float, float]:
-    """(frontend seconds, whole-run seconds) of CPU time."""
+    """(frontend seconds, whole-run seconds) of CPU time; for a glob shape, the time of
+    matching the path against :data:`DEEP_GLOB` (lockcheck.globs) and 0."""
+    if kind == "glob":
+        from lockcheck.globs import compile_spec
+
+        spec = compile_spec([DEEP_GLOB])
+        t0 = time.process_time()
+        spec.match_file(text)
+        return time.process_time() - t0, 0.0
     lang = "python" if kind == "python" else "shell"
     name = "job.py" if lang == "python" else "job.sh"
     t0 = time.process_time()

@@ -483,6 +483,56 @@ def test_compiled_globs_leave_one_backtracking_star_per_segment():
     assert not spec.match_file("src/1x2z3y4/deep/job.sh")
 
 
+def test_globs_with_several_double_stars_match_as_pathspec_does():
+    """The linear matcher of globs with several ``**`` against pathspec's own regex, on
+    random patterns and paths: the same verdict, the same whole-path match, the same
+    directory mark."""
+    import random
+
+    import pathspec
+
+    from lockcheck.discover import own_match
+    from lockcheck.globs import DeepGlob, compile_spec
+
+    rng = random.Random(9)
+    atoms = ["a", "b", "*", "?", "[ab]", "**", "a*b"]
+    deep = compared = 0
+    for _ in range(4000):
+        segs = [rng.choice(atoms) for _ in range(rng.randint(2, 6))]
+        glob = ("/" if rng.random() < 0.2 else "") + "/".join(segs)
+        glob += "/" if rng.random() < 0.2 else ""
+        ours = compile_spec([glob])
+        if not isinstance(ours.patterns[0].regex, DeepGlob):
+            continue
+        deep += 1
+        theirs = pathspec.GitIgnoreSpec.from_lines([glob])
+        for _ in range(10):
+            parts = rng.choices(["a", "b", "ab", "ba", "aab", "c"], k=rng.randint(1, 8))
+            path = "/".join(parts)
+            mine, ref = ours.patterns[0].regex.search(path), theirs.patterns[0].regex.search(path)
+            assert (mine is None) == (ref is None), (glob, path)
+            if ref is not None:
+                assert mine.end() == ref.end(), (glob, path)
+                assert mine.groupdict()["ps_d"] == ref.groupdict().get("ps_d"), (glob, path)
+            assert ours.match_file(path) == theirs.match_file(path), (glob, path)
+            assert own_match(ours, path) == own_match(theirs, path), (glob, path)
+            compared += 1
+    assert deep > 50 and compared > 500
+
+
+def test_a_hostile_double_star_exclude_does_not_hang_the_walk(tmp_path):
+    glob = "**/" + "x/**/" * 6 + "y.sh"
+    write(tmp_path, ".lockcheck.toml", f'extend-exclude = ["{glob}"]\n')
+    deep = "x/" * 60
+    write(tmp_path, f"{deep}job.sh", FOREIGN)
+    write(tmp_path, f"{deep}y.sh", FOREIGN)
+    # a hang guard only (the backtracking regex needs ~C(60, 7) steps per name); the work is
+    # counted in test_hardening_perf.py
+    proc = lockcheck("scan", "--output-format", "concise", ".", cwd=tmp_path, timeout=60)
+    out = proc.stdout.decode()
+    assert out.count("LCK107") == 1 and "job.sh" in out, out
+
+
 def test_a_utf16_crlf_file_is_fixed_in_utf16_with_crlf(tmp_path):
     p = write(tmp_path, "cleanup.sh", REMOVES_FLOCK_FILE.replace("\n", "\r\n").encode("utf-16"))
     proc = lockcheck("scan", "--fix", "cleanup.sh", cwd=tmp_path)

@@ -226,6 +226,31 @@ def test_fix_text_applies_every_fix_once():
     )
 
 
+# ----------------------------------------------------------------- globs with several **
+
+GLOBS_PY = str(PKG / "globs.py")
+DEEP = "**/" + "a/**/" * 4 + "b"  # five ** parts: O(n^5) steps for pathspec's regex
+
+
+def deep_path(n: int) -> str:
+    return "a/" * n + "c"  # almost matches at every placement, then fails on the last piece
+
+
+def test_several_double_stars_match_in_linear_work():
+    from lockcheck.globs import compile_spec
+
+    spec = compile_spec([DEEP])
+
+    def run(path):
+        assert spec.match_file(path) is False
+
+    assert growth(deep_path, 200, files=(GLOBS_PY,), run=run) < 2.3
+    # the regex work is one anchored piece match per segment start: at a depth where the
+    # backtracking regex needs ~10^13 steps (it took 4.5 s at depth 100) it is instant
+    assert spec.match_file(deep_path(5000)) is False
+    assert spec.match_file(deep_path(5000)[:-1] + "b") is True
+
+
 # ----------------------------------------------------------------- bash -n
 
 
