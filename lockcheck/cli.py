@@ -648,6 +648,10 @@ def cmd_scan(args) -> int:
         ctx0 = ReportContext(unsafe_fixes=args.unsafe_fixes)
         fix_roots = list(paths)  # a fix never leaves them (apply.real_root)
         new_findings = []
+        from .fix.bounded import Failed, FixTask, Stopped, fix_files
+        from .runner import default_jobs, stopped_finding
+
+        todo = []  # (target, result, its findings, codes), each fixed in a bounded worker
         for t, r in zip(targets, results, strict=True):
             fs = by_file.get(r.display)
             if not fs:
@@ -655,13 +659,35 @@ def cmd_scan(args) -> int:
             if not any(ctx0.applicable(f) for f in fs):
                 new_findings.extend(fs)
                 continue
-            codes = codes_for(t.settings, t.path)
-            try:
-                res = apply.fix_text(
-                    r.display, r.text or "", t.language, t.settings, codes, args.unsafe_fixes
+            todo.append((t, r, fs, codes_for(t.settings, t.path)))
+        outcomes = fix_files(
+            [
+                FixTask(
+                    r.path,
+                    r.display,
+                    r.text or "",
+                    t.language,
+                    t.settings,
+                    codes,
+                    args.unsafe_fixes,
                 )
-            except Exception as exc:  # a fixer bug must not lose the findings
-                error_line(f"{r.display}: internal error while fixing: {type(exc).__name__}: {exc}")
+                for t, r, _fs, codes in todo
+            ],
+            args.jobs or default_jobs(),
+        )
+        for (_t, r, fs, codes), res in zip(todo, outcomes, strict=True):
+            if isinstance(res, Stopped):  # the fixed text tripped a bound: the file stays
+                if args.diff:  # which prints no findings: say why this file has no diff
+                    warning_line(f"{r.display}: fixes not checked: {res.reason}; no diff")
+                new_findings.extend(fs)
+                new_findings.append(
+                    stopped_finding(
+                        r.display, f"{res.reason}, while checking its fixes (not fixed)"
+                    )
+                )
+                continue
+            if isinstance(res, Failed):  # a fixer bug must not lose the findings
+                error_line(f"{r.display}: internal error while fixing: {res.message}")
                 status_error = True
                 new_findings.extend(fs)
                 continue

@@ -153,25 +153,31 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def stopped_result(target: Target, reason: str) -> FileResult:
-    """The result of a file whose analysis was stopped: one LCK000 on line 1."""
+def stopped_finding(display: str, reason: str) -> Finding:
+    """One LCK000 on line 1: ``analysis stopped: REASON``."""
     from .checks import RULES
     from .model import Span
 
     rule = RULES["LCK000"]
-    finding = Finding(
+    return Finding(
         code="LCK000",
         name=rule.name,
         severity=rule.severity,
         message=f"analysis stopped: {reason}",
-        path=target.display,
+        path=display,
         span=Span(1, 1, 1, 1),
     )
+
+
+def stopped_result(target: Target, reason: str) -> FileResult:
+    """The result of a file whose analysis was stopped: one LCK000 on line 1."""
+    finding = stopped_finding(target.display, reason)
     return FileResult(target.path, target.display, target.language, findings=[finding])
 
 
-def _bounds(target: Target) -> tuple[float | None, int | None]:
-    s = target.settings
+def file_bounds(task) -> tuple[float | None, int | None]:
+    """(seconds, bytes) that one analysis of a file may take (its settings)."""
+    s = task.settings
     return (s.file_timeout or None), (s.file_memory or None)
 
 
@@ -203,7 +209,7 @@ def run(
     from .workers import Unavailable, run_bounded
 
     try:
-        return run_bounded(targets, check_target, stopped_result, _bounds, workers, progress)
+        return run_bounded(targets, check_target, stopped_result, file_bounds, workers, progress)
     except Unavailable:
         pass  # no fork here: analyse in this process, unbounded
     out: list[FileResult] = []

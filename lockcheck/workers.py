@@ -6,10 +6,16 @@ memory bound becomes one ``LCK000`` finding on line 1 (``analysis stopped: REASO
 child is replaced and the other files go on.  Results come back in the order of the tasks,
 whatever the number of workers.
 
+A task that runs several bounded steps (fixing a file re-analyses its text after each round)
+calls :func:`heartbeat` after each: the wall-clock bound then holds for each step, not for
+their sum.
+
 Test hook: ``LOCKCHECK_TEST_WORKER_FAULT=crash:NAME`` makes the worker kill itself with
-SIGSEGV when it is handed a file whose base name is ``NAME``.  It is an environment variable
-of the lockcheck process, so nothing in a scanned file can set it; the test suite uses it to
-simulate a frontend that crashes.
+SIGSEGV when it is handed a file whose base name is ``NAME``; ``fix-crash:NAME``,
+``fix-hang:NAME`` and ``fix-memory:NAME`` make the worker that checks the fixes of ``NAME``
+crash, hang or exhaust its memory.  It is an environment variable of the lockcheck process,
+so nothing in a scanned file can set it; the test suite uses it to simulate a frontend that
+crashes, or a fixed text that is hostile.
 """
 
 from __future__ import annotations
@@ -42,10 +48,31 @@ def _set_memory_bound(limit: int | None) -> None:
 
 
 def _fault(task: Any) -> None:
-    spec = os.environ.get(FAULT_ENV)
-    if spec and spec.startswith("crash:"):
-        if os.path.basename(getattr(task, "path", "")) == spec[len("crash:") :]:
-            os.kill(os.getpid(), signal.SIGSEGV)
+    kind, _, name = os.environ.get(FAULT_ENV, "").partition(":")
+    if not name or os.path.basename(getattr(task, "path", "")) != name:
+        return
+    prefix = getattr(task, "fault_prefix", "")  # "fix-" for a task that checks fixes
+    if kind == prefix + "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif kind == prefix + "hang":
+        time.sleep(3600)
+    elif kind == prefix + "memory":
+        import resource
+
+        bound = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if bound == resource.RLIM_INFINITY:
+            raise MemoryError  # no bound to run into: never eat the machine's memory
+        _hog = bytearray(2 * bound)  # twice the bound: the allocation fails at it
+
+
+_heartbeat: Callable[[], None] | None = None
+
+
+def heartbeat() -> None:
+    """One step of the current task is done: its wall-clock bound starts again (in a worker;
+    elsewhere nothing)."""
+    if _heartbeat is not None:
+        _heartbeat()
 
 
 def _quiet() -> None:
@@ -73,6 +100,8 @@ def _child(conn, func: Callable[[Any], Any]) -> None:
             break
         index, task, memory = msg
         _set_memory_bound(memory)
+        global _heartbeat
+        _heartbeat = lambda index=index: conn.send((index, "tick", None))  # noqa: E731
         try:
             _fault(task)
             result = func(task)
@@ -232,6 +261,10 @@ def run_bounded(
                         finish(w, stopped(task, w.death(bounds(task)[1])))
                         w.stop(kill=True)
                         pool[i] = None
+                        continue
+                    if kind == "tick":  # a step done: the next one has its own bound
+                        timeout = bounds(task)[0]
+                        w.deadline = now + timeout if timeout else float("inf")
                         continue
                     if kind == "ok":
                         finish(w, value)

@@ -113,6 +113,60 @@ def test_a_crash_when_fixing_others_still_fixes_them(tmp_path):
     assert "rm -f" not in p.read_text()
 
 
+FIX_REASONS = {
+    "hang": "timed out after 1 s",
+    "crash": "the analysis crashed (SIGSEGV), possibly at the memory bound (1 GiB)",
+    "memory": "memory bound exceeded (1 GiB)",
+}
+
+
+@pytest.mark.parametrize("fault", list(FIX_REASONS))
+def test_fixes_are_checked_within_the_bounds_and_the_others_fixed(tmp_path, fault):
+    # the test hook makes the worker that re-analyses hostile.sh's fixed text hang, crash
+    # or eat memory: before, that re-analysis ran in the lockcheck process itself
+    hostile = write(tmp_path, "hostile.sh", REMOVES_FLOCK_FILE)
+    other = write(tmp_path, "cleanup.sh", REMOVES_FLOCK_FILE)
+    env = {"LOCKCHECK_TEST_WORKER_FAULT": f"fix-{fault}:hostile.sh"}
+    args = ("scan", "--fix", "--file-timeout", "1", "--output-format", "concise", ".")
+    proc = lockcheck(*args, cwd=tmp_path, env=env)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        f"hostile.sh:1:1: LCK000 (warning) analysis stopped: {FIX_REASONS[fault]}, "
+        "while checking its fixes (not fixed)"
+    ) in out
+    assert "hostile.sh:8:7: LCK201" in out  # its findings are kept
+    assert hostile.read_text() == REMOVES_FLOCK_FILE
+    assert "rm -f" not in other.read_text() and "cleanup.sh" not in out
+    assert proc.stderr.decode() == ""
+
+
+def test_diff_checks_fixes_within_the_bounds(tmp_path):
+    write(tmp_path, "hostile.sh", REMOVES_FLOCK_FILE)
+    write(tmp_path, "cleanup.sh", REMOVES_FLOCK_FILE)
+    env = {"LOCKCHECK_TEST_WORKER_FAULT": "fix-hang:hostile.sh"}
+    proc = lockcheck("scan", "--diff", "--file-timeout", "1", ".", cwd=tmp_path, env=env)
+    out, err = proc.stdout.decode(), proc.stderr.decode()
+    assert "+++ b/cleanup.sh" in out and "hostile.sh" not in out
+    assert "lockcheck: warning: hostile.sh: fixes not checked: timed out after 1 s; no diff" in err
+
+
+def test_stdin_fix_checks_fixes_within_the_bounds(tmp_path):
+    env = {"LOCKCHECK_TEST_WORKER_FAULT": "fix-crash:job.sh"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--fix", "--stdin-filename", "job.sh", "-"],
+        input=REMOVES_FLOCK_FILE.encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("LOCKCHECK_")}, **env},
+        timeout=120,
+    )
+    assert proc.stdout == REMOVES_FLOCK_FILE.encode()  # the text as it came: not fixed
+    err = proc.stderr.decode()
+    assert "analysis stopped: the analysis crashed (SIGSEGV)" in err
+    assert "while checking its fixes (not fixed)" in err
+
+
 def test_a_file_over_its_time_bound_is_stopped(tmp_path):
     write(tmp_path, "big.py", many_python_locks(600))  # a few seconds of libcst
     write(tmp_path, "small.sh", FOREIGN)

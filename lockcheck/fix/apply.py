@@ -15,7 +15,7 @@ import re
 import stat
 import tempfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .. import source
@@ -264,6 +264,7 @@ def fix_text(
     settings: Settings | None = None,
     codes: Iterable[str] | None = None,
     unsafe: bool = False,
+    on_analysis: Callable[[], None] | None = None,
 ) -> FileFixResult:
     """Apply the safe (and, with ``unsafe``, the unsafe) fixes of ``text`` in rounds.
 
@@ -271,6 +272,8 @@ def fix_text(
     waits for the next round), re-analyses and keeps a fix only when its finding is gone and
     the file did not become unreadable; otherwise the fix is rolled back and reported.
     ``codes`` limits the rules whose fixes are applied (None: every reported rule).
+    ``on_analysis`` is called after each analysis (:func:`lockcheck.workers.heartbeat`: each
+    one is bounded like the file's own analysis).
     """
     from ..engine import analyze_text
 
@@ -280,7 +283,10 @@ def fix_text(
     refused: set[tuple] = set()  # identities of findings whose fix was rolled back
 
     def analyse(src: str):
-        return analyze_text(path, src, language, settings)
+        out = analyze_text(path, src, language, settings)
+        if on_analysis is not None:
+            on_analysis()
+        return out
 
     current = text
     facts, findings = analyse(current)

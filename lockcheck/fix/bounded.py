@@ -1,0 +1,79 @@
+"""Checking fixes under the bounds of the analysis.
+
+:func:`lockcheck.fix.apply.fix_text` re-analyses the text after every round of fixes; that
+text is new, and may be as hostile as any scanned file.  Each file's fixes are therefore
+checked in a bounded worker (:mod:`lockcheck.workers`), every analysis of them within the
+file's ``file-timeout`` and the whole within its ``file-memory``: a file whose fixing
+crashes, hangs or runs out of memory gets a :class:`Stopped` and is not fixed, and the other
+files' fixes go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..settings import Settings
+from .apply import FileFixResult
+
+
+@dataclass
+class FixTask:
+    path: str  # absolute: the file the fixes are for (the test hook reads its name)
+    display: str
+    text: str
+    language: str
+    settings: Settings
+    codes: set[str]
+    unsafe: bool
+    fault_prefix: str = "fix-"
+
+
+@dataclass
+class Stopped:
+    """The fixes of a file were not checked: ``reason`` says why (a bound, a crash)."""
+
+    reason: str
+
+
+@dataclass
+class Failed:
+    """The fixer raised (a bug): ``message`` is the exception in one line."""
+
+    message: str
+
+
+def _fix(task: FixTask) -> FileFixResult | Failed:
+    from ..workers import heartbeat
+    from .apply import fix_text
+
+    try:
+        return fix_text(
+            task.display,
+            task.text,
+            task.language,
+            task.settings,
+            task.codes,
+            task.unsafe,
+            on_analysis=heartbeat,
+        )
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a fixer bug must not lose the findings
+        return Failed(f"{type(exc).__name__}: {exc}")
+
+
+def fix_files(tasks: Sequence[FixTask], jobs: int) -> list[FileFixResult | Stopped | Failed]:
+    """The outcome of each task, in order, from at most ``jobs`` bounded workers (in this
+    process, unbounded, where no worker can be forked)."""
+    if not tasks:
+        return []
+    from ..runner import file_bounds
+    from ..workers import Unavailable, run_bounded
+
+    try:
+        return run_bounded(
+            tasks, _fix, lambda _task, why: Stopped(why), file_bounds, max(1, min(jobs, len(tasks)))
+        )
+    except Unavailable:
+        return [_fix(t) for t in tasks]
