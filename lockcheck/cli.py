@@ -25,7 +25,7 @@ from .config import (
     parse_timeout,
     validate_selector,
 )
-from .report import FORMATS, HUMAN_FORMATS, SEVERITY_ORDER, ReportContext
+from .report import FORMATS, HUMAN_FORMATS, SEVERITY_ORDER, ReportContext, one_line
 
 PROG = "lockcheck"
 COMMANDS = ("scan", "check", "rule", "init", "probe", "race", "version")
@@ -765,7 +765,9 @@ def cmd_scan(args) -> int:
     if args.diff:
         changes = "".join(diffs)  # what --fix would write; suggestions are only shown
         if not args.silent:
-            out(changes + _suggestion_diffs(findings, ctx, apply))
+            from .report import printable_lines  # file contents never reach a terminal raw
+
+            out(printable_lines(changes + _suggestion_diffs(findings, ctx, apply)))
             if not args.quiet:
                 err(_diff_summary(len(fixed), findings, args))
         if status_error:
@@ -867,12 +869,16 @@ def _suggestion_diffs(findings, ctx: ReportContext, apply) -> str:
         if d:
             parts.append(
                 f"# suggestion, not applied by --fix: {f.path}:{f.span.line}:{f.span.col}: "
-                f"{f.code} {f.suggestion.message}\n{d}"
+                f"{f.code} {one_line(f.suggestion.message)}\n{d}"
             )
     return "".join(parts)
 
 
 def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
+    """The fixes applied and available, each with its diff; text from the scanned files
+    (names, messages, diff lines) escaped as in the text formats."""
+    from .report import printable, printable_lines
+
     lines = []
     if fixed:
         lines.append(f"Fixed {_plural(len(fixed), 'error')}:")
@@ -882,7 +888,7 @@ def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
             by_path.setdefault(f.path, Counter())[f.code] += 1
             names[f.code] = f.name
         for path in sorted(by_path):
-            lines.append(f"- {path}:")
+            lines.append(f"- {printable(path)}:")
             for code, n in sorted(by_path[path].items()):
                 lines.append(f"    {n} × {code} ({names[code]})")
         lines.append("")
@@ -899,8 +905,8 @@ def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
                 if fix is None:
                     continue
                 lines.append(
-                    f"{f.path}:{f.span.line}:{f.span.col}: {f.code} "
-                    f"[{fix.applicability.value}] {fix.message}"
+                    f"{printable(f.path)}:{f.span.line}:{f.span.col}: {f.code} "
+                    f"[{fix.applicability.value}] {printable(one_line(fix.message))}"
                 )
                 text = ctx.sources.get(f.path)
                 first = seen.setdefault((f.path, fix.edits), f.code) if fix.edits else f.code
@@ -911,7 +917,8 @@ def _show_fixes(findings, fixed, ctx: ReportContext) -> str:
                         d = fix_diff(f.path, text, fix)
                     except ValueError:
                         d = ""
-                    lines.extend("    " + ln for ln in d.splitlines())
+                    rows = printable_lines(d).split("\n")[:-1]  # d ends with a line end
+                    lines.extend("    " + ln.removesuffix("\r") for ln in rows)
         lines.append("")
     return "\n".join(lines) + "\n" if lines else ""
 

@@ -484,6 +484,64 @@ def test_json_formats_escape_control_characters(tmp_path, fmt):
         json.loads(line)
 
 
+# a fix's diff shows these lines: ESC, BEL, a lone CR, a C1 CSI and a bidi override
+HOSTILE_FIX = REMOVES_FLOCK_FILE.replace(
+    'logger -t cleanup "busy"', 'logger -t cleanup "busy\x1b]0;pwned\x07\rok\x9b2J\u202e"'
+).replace("fi\ntrap", "fi # \x1b[8m\ntrap")
+RAW = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def _no_raw_control(text: str) -> None:
+    assert not any(ch in text for ch in RAW), ascii(text)
+    assert "\r" not in text.replace("\r\n", ""), ascii(text)
+    assert "\\x1b]0;pwned\\x07\\x0dok\\x9b2J\\u202e" in text, ascii(text)
+
+
+@pytest.mark.parametrize("option", ["--diff", "--show-fixes"])
+def test_diffs_escape_control_characters(tmp_path, option):
+    write(tmp_path, "job\x1b[31m.sh", HOSTILE_FIX)
+    proc = lockcheck("scan", option, ".", cwd=tmp_path)
+    out = proc.stdout.decode()
+    assert "-trap 'rm -f" in out and "job\\x1b[31m.sh" in out
+    _no_raw_control(out)
+    _no_raw_control(proc.stderr.decode() + out)
+
+
+def test_diff_keeps_crlf_line_ends_and_escapes_the_rest(tmp_path):
+    write(tmp_path, "job.sh", HOSTILE_FIX.replace("\n", "\r\n"))
+    out = lockcheck("scan", "--diff", ".", cwd=tmp_path).stdout.decode()
+    assert "-trap 'rm -f \"$LOCK\"' EXIT\r\n" in out  # a line end, not \x0d
+    _no_raw_control(out)
+
+
+def test_diff_hunks_count_lines_as_the_file_does(tmp_path):
+    # a form feed, U+2028, \x1c and NEL are no line breaks for the shell (nor for the
+    # frontends): the hunk must not be numbered as if they were
+    text = REMOVES_FLOCK_FILE.replace("fi\n", "# a\x0cb\u2028c\x1cd\x85e\nfi\n")
+    write(tmp_path, "job.sh", text)
+    out = lockcheck("scan", "--diff", ".", cwd=tmp_path).stdout.decode()
+    assert "@@ -6,5 +6,4 @@\n" in out, out  # the trap is line 9 of the file
+    assert " # a\\x0cb\u2028c\\x1cd\\x85e\n" in out
+
+
+def test_stdin_fix_writes_the_fixed_file_byte_exact_and_escapes_the_report(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--fix", "--show-fixes", "-"]
+        + ["--stdin-filename", "job.sh"],
+        input=HOSTILE_FIX.encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if not k.startswith("LOCKCHECK_")},
+        timeout=120,
+    )
+    fixed = "".join(ln for ln in HOSTILE_FIX.splitlines(True) if not ln.startswith("trap"))
+    # standard output is the fixed file itself: its control characters are its own bytes
+    assert proc.stdout == fixed.encode()
+    err = proc.stderr.decode()
+    assert "Fixed 1 error" in err
+    assert not any(ch in err for ch in RAW), ascii(err)
+
+
 def test_warning_lines_escape_file_names(tmp_path):
     write(tmp_path, "x\x1b[2J.sh", b"\0binary")
     proc = lockcheck("scan", "x\x1b[2J.sh", cwd=tmp_path)

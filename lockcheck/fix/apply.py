@@ -375,8 +375,8 @@ def unified_diff(path: str, old: str, new: str, context: int = 3) -> str:
     if old == new:
         return ""
     name = path.replace(os.sep, "/").lstrip("/")
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
+    a = _lines(old)
+    b = _lines(new)
     out = []
     for line in difflib.unified_diff(a, b, f"a/{name}", f"b/{name}", n=context):
         if line.endswith("\n"):
@@ -384,6 +384,16 @@ def unified_diff(path: str, old: str, new: str, context: int = 3) -> str:
         else:
             out.append(line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as the frontends count them, ends kept: split at LF only (``splitlines`` also
+    splits at a lone CR, a form feed, U+2028..., which would misnumber the hunks)."""
+    lines = [ln + "\n" for ln in text.split("\n")]
+    last = lines.pop()
+    if last != "\n":
+        lines.append(last[:-1])
+    return lines
 
 
 def fix_diff(path: str, text: str, fix: Fix) -> str:

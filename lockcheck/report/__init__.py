@@ -167,6 +167,22 @@ def printable(text: str, keep_newlines: bool = False) -> str:
     return _CONTROL.sub(sub, text)
 
 
+_LINE_END_OR_CONTROL = re.compile("\r\n|" + _CONTROL.pattern)
+
+
+def printable_lines(text: str) -> str:
+    """:func:`printable` for text made of lines (diffs): line ends (LF, CRLF) stay, every
+    other control character, a lone CR among them, is escaped."""
+    if not _CONTROL.search(text.replace("\r\n", "\n").replace("\n", "")):
+        return text
+
+    def sub(m: re.Match) -> str:
+        ch = m.group()
+        return ch if ch in ("\n", "\r\n") else _escape_char(ch)
+
+    return _LINE_END_OR_CONTROL.sub(sub, text)
+
+
 def one_line(text: str) -> str:
     """A message for a line-oriented format: line breaks become spaces."""
     return " ".join(text.splitlines()) if ("\n" in text or "\r" in text) else text
