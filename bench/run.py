@@ -1,7 +1,7 @@
 """Benchmarks for lockcheck against the tools it sits beside (see bench/README.md).
 
     python bench/run.py shell  --corpus DIR   lockcheck vs shellcheck on the corpus' shell files
-    python bench/run.py single [--file F]     one file, median process time, vs shellcheck
+    python bench/run.py single [--file F]...  one file, median process time, vs shellcheck
     python bench/run.py python --corpus DIR   lockcheck vs ruff --select ALL on the Python files
 
 Every measurement is a separate child process; wall time is taken around it, CPU time and
@@ -28,6 +28,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 DEFAULT_SAMPLE = HERE / "samples" / "nightly-sync.sh"
+# a shell and a Python lock script of ordinary size and shape
+DEFAULT_SINGLE = [str(DEFAULT_SAMPLE), str(HERE / "samples" / "nightly-sync.py")]
 
 # Targets from the performance issue.
 TARGET_SHELL_RATIO = 0.1  # lockcheck time / shellcheck time on the shell corpus
@@ -254,56 +256,78 @@ def mode_python(args) -> dict:
     )
 
 
-def mode_single(args) -> dict:
-    path = os.path.abspath(args.file or DEFAULT_SAMPLE)
-    n = args.runs
+def _single_cmds(path: str, args) -> dict[str, list[str]]:
     cmds = {
         "lockcheck": lockcheck_cmd(args) + ["scan", "--isolated", path],
+        # on a Python file shellcheck stops at SC1071: the floor of a native linter process
         "shellcheck": [tool("shellcheck"), path],
-        "python -c pass": [sys.executable, "-c", "pass"],  # the interpreter's own floor
-        "python -I -S -c pass": [sys.executable, "-I", "-S", "-c", "pass"],
     }
+    if path.endswith(".py"):  # the like-for-like native linter of a Python file
+        cmds["ruff"] = [tool("ruff"), "check", "--isolated", "--no-cache", "--quiet", path]
+    cmds["python -c pass"] = [sys.executable, "-c", "pass"]  # the interpreter's own floor
+    cmds["python -I -S -c pass"] = [sys.executable, "-I", "-S", "-c", "pass"]
+    return cmds
+
+
+def mode_single(args) -> dict:
+    paths = [os.path.abspath(f) for f in (args.file or DEFAULT_SINGLE)]
+    n = args.runs
     # an installed lockcheck has its .pyc files; this environment may set
     # PYTHONDONTWRITEBYTECODE, which would recompile every edited module on each run
     import compileall
 
     compileall.compile_dir(str(HERE.parent / "lockcheck"), quiet=1)
-    for c in cmds.values():  # warm the page cache
-        run_one(c)
-    samples: dict[str, list[float]] = {k: [] for k in cmds}
-    rss: dict[str, float] = {k: 0.0 for k in cmds}
-    errors: dict[str, str] = {}
-    for _ in range(n):  # interleaved, so load changes hit every tool alike
-        for name, c in cmds.items():
-            wall, _, r, rc, err = run_one(c)
-            samples[name].append(wall * 1000)
-            rss[name] = max(rss[name], r)
-            if rc not in (0, 1) and err:
-                errors[name] = err.strip()[-500:]
-    med = {k: statistics.median(v) for k, v in samples.items()}
-    print(f"file: {path} ({os.path.getsize(path)} bytes), {n} runs each, median wall time")
-    for name in cmds:
-        lo, hi = min(samples[name]), max(samples[name])
-        print(
-            f"  {name:22} {med[name]:7.1f} ms   (min {lo:.1f}, max {hi:.1f}; "
-            f"peak RSS {rss[name]:.0f} MB)"
-        )
-    lc = med["lockcheck"]
-    verdict = "PASS" if lc <= TARGET_SINGLE_MS else "FAIL"
-    print(f"  lockcheck / shellcheck = {lc / med['shellcheck']:.2f}x")
-    print(f"  target: lockcheck <= {TARGET_SINGLE_MS:.0f} ms  -> {verdict}")
-    for name, err in errors.items():
-        print(f"  {name} stderr: {err}")
+    per_file = {}
+    for path in paths:
+        cmds = _single_cmds(path, args)
+        for c in cmds.values():  # warm the page cache
+            run_one(c)
+        samples: dict[str, list[float]] = {k: [] for k in cmds}
+        cpu: dict[str, list[float]] = {k: [] for k in cmds}
+        rss: dict[str, float] = {k: 0.0 for k in cmds}
+        errors: dict[str, str] = {}
+        for _ in range(n):  # interleaved, so load changes hit every tool alike
+            for name, c in cmds.items():
+                wall, used, r, rc, err = run_one(c)
+                samples[name].append(wall * 1000)
+                cpu[name].append(used * 1000)
+                rss[name] = max(rss[name], r)
+                if rc not in (0, 1) and err:
+                    errors[name] = err.strip()[-500:]
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+        print(f"file: {path} ({os.path.getsize(path)} bytes), {n} runs each, medians")
+        for name in cmds:
+            lo, hi = min(samples[name]), max(samples[name])
+            print(
+                f"  {name:22} {med[name]:7.1f} ms wall (min {lo:.1f}, max {hi:.1f}), "
+                f"{med_cpu[name]:6.1f} ms CPU; peak RSS {rss[name]:.0f} MB"
+            )
+        lc = med["lockcheck"]
+        ratios = {k: lc / med[k] for k in cmds if k != "lockcheck"}
+        cpu_ratios = {k: med_cpu["lockcheck"] / max(med_cpu[k], 0.1) for k in ratios}
+        print("  wall: lockcheck / " + ", ".join(f"{k} = {v:.2f}x" for k, v in ratios.items()))
+        print("  CPU:  lockcheck / " + ", ".join(f"{k} = {v:.2f}x" for k, v in cpu_ratios.items()))
+        verdict = "PASS" if lc <= TARGET_SINGLE_MS else "FAIL"
+        print(f"  target: lockcheck <= {TARGET_SINGLE_MS:.0f} ms  -> {verdict}")
+        for name, err in errors.items():
+            print(f"  {name} stderr: {err}")
+        per_file[path] = {
+            "median_ms": med,
+            "median_cpu_ms": med_cpu,
+            "ratios": ratios,
+            "cpu_ratios": cpu_ratios,
+            "samples_ms": samples,
+            "peak_rss_mb": rss,
+            "pass": lc <= TARGET_SINGLE_MS,
+            "errors": errors,
+        }
     result = {
         "mode": "single",
-        "file": path,
         "runs": n,
-        "median_ms": med,
-        "samples_ms": samples,
-        "peak_rss_mb": rss,
+        "files": per_file,
         "target_ms": TARGET_SINGLE_MS,
-        "pass": lc <= TARGET_SINGLE_MS,
-        "errors": errors,
+        "pass": all(r["pass"] for r in per_file.values()),
     }
     save(result)
     return result
@@ -375,8 +399,12 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--jobs", type=int, default=2, help="shellcheck batches at once (2)")
         p.add_argument("--batch", type=int, default=50, help="files per shellcheck process")
     s = sub.add_parser("single")
-    s.add_argument("--file", help=f"shell file (default {DEFAULT_SAMPLE.relative_to(HERE)})")
-    s.add_argument("--runs", type=int, default=21, help="runs of each command (21)")
+    s.add_argument(
+        "--file",
+        action="append",
+        help="a file to time (repeatable; default bench/samples/nightly-sync.sh and .py)",
+    )
+    s.add_argument("--runs", type=int, default=11, help="runs of each command (11)")
     for p in sub.choices.values():
         p.add_argument("--lockcheck", help="command that runs lockcheck (python -m lockcheck)")
     args = ap.parse_args(argv)

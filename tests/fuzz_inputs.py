@@ -32,7 +32,8 @@ def seeds() -> tuple[tuple[str, str], ...]:
             out.append((body, "python" if lang == "python" else "shell"))
     for sample in sorted((ROOT / "bench" / "samples").glob("*")):
         if sample.is_file():
-            out.append((sample.read_text(encoding="utf-8"), "shell"))
+            lang = "python" if sample.suffix == ".py" else "shell"
+            out.append((sample.read_text(encoding="utf-8"), lang))
     return tuple(out)
 
 
