@@ -7,8 +7,8 @@ child is replaced and the other files go on.  Results come back in the order of 
 whatever the number of workers.
 
 A task that runs several bounded steps (fixing a file re-analyses its text after each round)
-calls :func:`heartbeat` after each: the wall-clock bound then holds for each step, not for
-their sum.
+calls :func:`heartbeat` after each: the wall-clock bound then holds for each step, and for
+their sum ``MAX_STEPS`` times the bound.
 
 Test hook: ``LOCKCHECK_TEST_WORKER_FAULT=crash:NAME`` makes the worker kill itself with
 SIGSEGV when it is handed a file whose base name is ``NAME``; ``fix-crash:NAME``,
@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 FAULT_ENV = "LOCKCHECK_TEST_WORKER_FAULT"
+MAX_STEPS = 16  # a task of several steps (heartbeat) gets at most this many bounds in all
 
 
 class Unavailable(Exception):
@@ -132,11 +133,12 @@ class _Worker:
         child.close()  # only the child holds its end: its death reads as EOF here
         self.conn = parent
         self.index: int | None = None
-        self.deadline = 0.0
+        self.started = self.deadline = 0.0
 
     def give(self, index: int, task: Any, timeout: float | None, memory: int | None) -> None:
         self.index = index
-        self.deadline = time.monotonic() + timeout if timeout else float("inf")
+        self.started = time.monotonic()
+        self.deadline = self.started + timeout if timeout else float("inf")
         self.conn.send((index, task, memory))
 
     def stop(self, kill: bool = False) -> None:
@@ -264,7 +266,8 @@ def run_bounded(
                         continue
                     if kind == "tick":  # a step done: the next one has its own bound
                         timeout = bounds(task)[0]
-                        w.deadline = now + timeout if timeout else float("inf")
+                        if timeout:
+                            w.deadline = min(now + timeout, w.started + MAX_STEPS * timeout)
                         continue
                     if kind == "ok":
                         finish(w, value)
