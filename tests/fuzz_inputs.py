@@ -292,8 +292,8 @@ def check_cli_fix(text: str, lang: str) -> None:
         raw = encode(text)
         with open(path, "wb") as fh:
             fh.write(raw)
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = main(["scan", "--isolated", "--fix", "--unsafe-fixes", path])
         assert status in (0, 1), (status, err.getvalue())
         assert "internal error" not in err.getvalue(), err.getvalue()
@@ -301,6 +301,9 @@ def check_cli_fix(text: str, lang: str) -> None:
             written = fh.read()
         if "binary file, not checked" in err.getvalue():  # NUL bytes: left alone
             assert written == raw
+            return
+        if "analysis stopped: timed out" in out.getvalue():  # the wall-clock bound (a loaded
+            assert written == raw  # machine, a nice'd run): such a file is never written
             return
         expected = fix_text(name, decode(raw), lang, unsafe=True).fixed
         if raw.count(b"\n") and raw.count(b"\r\n") == raw.count(b"\n"):
