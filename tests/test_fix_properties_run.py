@@ -251,10 +251,6 @@ KNOWN = {
         "the second copy ends the holder with SIGTERM: the rewrite after the LCK406 suggestion "
         "keeps a take-over of the stored PID"
     ),
-    ("run", "LCK104-shell-page24"): (
-        'LCK106 is reported on the job\'s own pruning (`find "$SHARED_ROOT" -atime +14 '
-        "-delete`) and its suggestion drops that work: a check's false positive"
-    ),
 }
 
 

@@ -3248,6 +3248,10 @@ class _Analyzer:
             path = PathExpr(
                 _merge(list(path.parts) + [Part(PartKind.LIT, "/")] + list(name.parts)), path.text
             )
+        # an age test breaks a lock only when the find aims at one (the lock itself, a
+        # lock-like name or directory): a job's own pruning of its tree is not a breaker
+        if age and path.key() not in self.acq_keys and not lockish_text(path.render()):
+            age = False
         saved = self.stale
         if age:
             self.stale = ("age", None)

@@ -1,0 +1,97 @@
+"""Suggestions that replace a whole take-over (issue #10), and LCK106's aim, through the CLI.
+
+A take-over is what a lock script does when it finds the lock taken: read the stored PID,
+test or kill it, remove the lock, create it again.  With a flock the holder is alive by
+definition, so the rewrite toward flock must leave none of it behind.  The property tests
+(``tests/test_fix_properties_run.py``) run every rewrite; these pin the rewritten text.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from helpers import write
+
+
+def scan(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--isolated", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def findings(root: Path, name: str, text: str) -> list[dict]:
+    write(root, name, textwrap.dedent(text).lstrip("\n"))
+    proc = scan(root, "--output-format", "json", "--exit-zero", name)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def rewritten(root: Path, name: str, finding: dict) -> str:
+    """The file with ``finding``'s suggestion applied (as an editor applies the edits)."""
+    text = (root / name).read_text()
+    lines = text.splitlines(keepends=True)
+
+    def off(loc):
+        return sum(len(x) for x in lines[: loc["row"] - 1]) + loc["column"] - 1
+
+    edits = sorted(
+        (off(e["location"]), off(e["end_location"]), e["content"])
+        for e in finding["suggestion"]["edits"]
+    )
+    out, pos = [], 0
+    for s, e, c in edits:
+        out += [text[pos:s], c]
+        pos = e
+    return "".join(out) + text[pos:]
+
+
+# --------------------------------------------------------------------------- LCK106 aim
+
+
+def test_pruning_the_jobs_own_tree_is_not_a_stale_lock_breaker(tmp_path):
+    """An age-tested `find -delete` over the job's cache is its work, not a breaker of the
+    lock, even with the lock file inside the tree it walks (RULES.md LCK106: the removal of
+    a lock judged stale)."""
+    found = findings(
+        tmp_path,
+        "prune-thumbs.sh",
+        """
+        #!/bin/bash
+        # nightly: prune the thumbnail cache, one run at a time
+        CACHE=/var/cache/thumbs
+        exec 9<>"$CACHE/.prune.lock" || exit 3
+        if ! flock -n 9; then
+            logger -t thumbs "prune skipped: still running"
+            exit 75
+        fi
+        find "$CACHE" -type f -mtime +30 -delete
+        find "$CACHE/tmp" -name '*.part' -mmin +120 -exec rm -f {} +
+        """,
+    )
+    assert [f["code"] for f in found] == []
+
+
+def test_an_age_tested_find_aimed_at_the_lock_is_still_a_breaker(tmp_path):
+    found = findings(
+        tmp_path,
+        "rebuild.sh",
+        """
+        #!/bin/bash
+        # hourly: rebuild the report index
+        LOCK_DIR=/var/lib/reports/rebuild.lock
+        find "$LOCK_DIR" -maxdepth 0 -mmin +120 -exec rm -rf {} +
+        find /var/lib/reports/locks -name '*.lock' -mmin +60 -delete
+        mkdir "$LOCK_DIR" || exit 75
+        trap 'rmdir "$LOCK_DIR"' EXIT
+        /opt/reports/bin/rebuild
+        """,
+    )
+    assert [f["location"]["row"] for f in found if f["code"] == "LCK106"] == [4, 5]
