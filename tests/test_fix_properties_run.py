@@ -240,10 +240,6 @@ KNOWN = {
     ("lint", "LCK106-shell-page76"): _RETRY + "; `holder` is left unused",
     ("run", "LCK106-shell-page76"): _RETRY,
     ("run", "LCK108-python-page37"): _TAKEOVER_PY,
-    ("clean", "LCK109-shell-page31"): (
-        "the LCK109 suggestion keeps `mkdir -p` inside the test group "
-        "(`{ mkdir -p D && exec 9<>D/.lock && flock -n 9; } || busy`), which is LCK109 again"
-    ),
     ("run", "LCK402-shell-page23"): (
         "LCK402's busy branch exits 0 by design (a recorded skip); the LCK406 rewrite keeps it"
     ),

@@ -95,3 +95,40 @@ def test_an_age_tested_find_aimed_at_the_lock_is_still_a_breaker(tmp_path):
         """,
     )
     assert [f["location"]["row"] for f in found if f["code"] == "LCK106"] == [4, 5]
+
+
+# --------------------------------------------------------------------------- LCK109
+
+
+def test_mkdir_p_lock_becomes_a_flock_inside_the_kept_directory(tmp_path):
+    """The directory is made, and the lock file opened, each on its own line and checked
+    apart from the busy branch (LCK406); the test is the flock; the trap that removed the
+    directory goes (it would be LCK107/LCK201 now)."""
+    name = "import-orders.sh"
+    (f,) = findings(
+        tmp_path,
+        name,
+        """
+        #!/bin/bash
+        # every 10 minutes: import new orders
+        SPOOL=/var/spool/orders/import.lock
+        if ! mkdir -p "$SPOOL"; then
+            logger -t orders "import skipped: still running"
+            exit 75
+        fi
+        trap 'rmdir "$SPOOL"' EXIT
+        /opt/orders/bin/import
+        """,
+    )
+    assert f["code"] == "LCK109"
+    new = rewritten(tmp_path, name, f)
+    assert new.splitlines()[3:8] == [
+        'mkdir -p "$SPOOL" || exit 3',
+        'exec 9<>"$SPOOL/.lock" || exit 3',
+        "if ! flock -n 9; then",
+        '    logger -t orders "import skipped: still running"',
+        "    exit 75",
+    ]
+    assert "trap" not in new
+    write(tmp_path, name, new)
+    assert json.loads(scan(tmp_path, "--output-format", "json", name).stdout) == []

@@ -218,6 +218,9 @@ class _Shell:
         for ov in f.overrides:
             if ov.keep_status_fix is None:
                 ov.keep_status_fix = self._keep_status(ov)
+        for nx in f.non_exclusive:
+            if nx.suggestion is None:
+                nx.suggestion = self._mkdir_p(nx)
         self._advice()
 
     # -- the lock path for the rewrite ---------------------------------------------------
@@ -296,19 +299,8 @@ class _Shell:
                 a_end = m.end()  # the noclobber `> L` is the acquire itself
             edits.append(_E(a_start, a_end, f"flock -n {FD}"))
         edits.insert(0, _E(ls, ls, open_line))
-        # the busy branch: the configured skip code, and a durable record
         busy = acq.busy
-        if busy is not None and busy.status_fix is not None:
-            edits.extend(busy.status_fix.render(code=self.code))
-        if busy is not None and not busy.durable and _ok_span(text, busy.span):
-            bs = busy.span
-            cmd = text[bs.start : bs.end]
-            if cmd.startswith("exit") and not text[line_start(text, bs.start) : bs.start].strip():
-                bind = indent_at(text, bs.start)
-                rec = f'{bind}logger -t "${{0##*/}}" "lock busy, run skipped"{self.nl}'
-                edits.append(_E(line_start(text, bs.start), line_start(text, bs.start), rec))
-            elif cmd.startswith("exit"):
-                edits.append(_E(bs.start, bs.start, 'logger -t "${0##*/}" "lock busy"; '))
+        edits.extend(self._busy_edits(busy))
         if acq.check_then_create and (busy is None or not busy.ends_run):
             # a take-over branch (stop the old run, then go on): with flock the holder is
             # alive, so the branch ends the run; the kill of the stored PID goes
@@ -326,7 +318,7 @@ class _Shell:
                     if d.content == "" and re.match(r"[ \t]*sleep\s+\S+[ \t]*\n", text[nxt:]):
                         # "give the old run time to stop": no old run is stopped any more
                         edits.append(Edit(nxt, line_end(text, nxt), ""))
-        edits.extend(self._drop_removals(acq))
+        edits.extend(self._drop_removals(acq.path))
         edits = _dedupe(edits)
         if edits is not None:
             edits = _dedupe(edits + _sh_unused_assignments(text, edits))
@@ -336,6 +328,62 @@ class _Shell:
         if note:
             msg += f"; {note}"
         return FixTemplate(msg, tuple(edits))
+
+    def _busy_edits(self, busy) -> list[Edit]:
+        """The busy branch with the configured skip code and a durable record."""
+        text = self.text
+        edits: list[Edit] = []
+        if busy is not None and busy.status_fix is not None:
+            edits.extend(busy.status_fix.render(code=self.code))
+        if busy is not None and not busy.durable and _ok_span(text, busy.span):
+            bs = busy.span
+            cmd = text[bs.start : bs.end]
+            if cmd.startswith("exit") and not text[line_start(text, bs.start) : bs.start].strip():
+                bind = indent_at(text, bs.start)
+                rec = f'{bind}logger -t "${{0##*/}}" "lock busy, run skipped"{self.nl}'
+                edits.append(_E(line_start(text, bs.start), line_start(text, bs.start), rec))
+            elif cmd.startswith("exit"):
+                edits.append(_E(bs.start, bs.start, 'logger -t "${0##*/}" "lock busy"; '))
+        return edits
+
+    # -- LCK109 -----------------------------------------------------------------------
+    def _mkdir_p(self, nx) -> FixTemplate | None:
+        """``mkdir -p D || busy`` (or ``if ! mkdir -p D``, ``until mkdir -p D``): the
+        directory kept and made on a line of its own, a flock on a file inside it opened on
+        the next, each checked apart from the busy branch (LCK406), and the test becomes
+        ``flock -n 9``; the removals of the directory go (the lock file is inside it)."""
+        text = self.text
+        if nx.path is None or not _ok_span(text, nx.span):
+            return None
+        m = re.fullmatch(
+            r"mkdir\s+(?:-p|--parents)\s+(\"[^\"`\\\n]*\"|[\w./${}-]+)",
+            text[nx.span.start : nx.span.end],
+        )
+        if not m:
+            return None
+        q = m.group(1)
+        inner = q[1:-1] if q.startswith('"') else q
+        ls = line_start(text, nx.span.start)
+        if not re.fullmatch(
+            r"[ \t]*(?:(?:if|while|until)[ \t]+(?:![ \t]*)?)?", text[ls : nx.span.start]
+        ):
+            return None
+        ind, nl = indent_at(text, ls), self.nl
+        head = (
+            f"{ind}mkdir -p {q} || exit {EX_NO_LOCK}{nl}"
+            f'{ind}exec {FD}<>"{inner}/.lock" || exit {EX_NO_LOCK}{nl}'
+        )
+        edits = [_E(ls, ls, head), _E(nx.span.start, nx.span.end, f"flock -n {FD}")]
+        edits += self._busy_edits(nx.busy)
+        edits += self._drop_removals(nx.path)
+        edits = _dedupe(edits)
+        if edits is None or not _shell_ok(text, edits):
+            return None
+        return FixTemplate(
+            f"Keep the directory and hold a flock on fd {FD} on a file inside it; the open "
+            "checked apart from the busy branch",
+            tuple(edits),
+        )
 
     def _end_busy_if(self, pos: int) -> Edit | None:
         """``exit {code}`` (with a record) put before the ``fi`` of the ``if`` at ``pos``
@@ -355,13 +403,13 @@ class _Shell:
         rec = f'{bind}logger -t "${{0##*/}}" "lock busy, run skipped"{self.nl}'
         return Edit(fi, fi, f"{rec}{bind}exit {self.code}{self.nl}")
 
-    def _drop_removals(self, acq: Acquire) -> list[Edit]:
-        """The lock file of a flock is never deleted: the removals of the lock path and the
-        cleanup traps that only remove, dropped."""
+    def _drop_removals(self, path: PathExpr | None) -> list[Edit]:
+        """The lock file of a flock is never deleted: the removals of the lock ``path`` and
+        the cleanup traps that only remove, dropped."""
         text = self.text
         edits: list[Edit] = []
         for rm in self.facts.removals:
-            if not same_path(rm.path, acq.path):
+            if not same_path(rm.path, path):
                 continue
             if rm.stale_guard:  # it would delete the flock file under a long run
                 if rm.suggestion is not None:
@@ -490,7 +538,7 @@ class _Shell:
         if src.startswith("exec") and not re.match(r"\s*(\|\||&&)", rest):
             # the open checked on its own: a lock file that cannot be opened is not "busy"
             edits.append(Edit(span.end, span.end, f" || exit {EX_NO_LOCK}"))
-        edits.extend(self._drop_removals(acq))  # a removal of the old path would be foreign
+        edits.extend(self._drop_removals(acq.path))  # a removal of the old path would be foreign
         m = re.search(r"(\d?)>(?!>|&)(\s*)$", src[:i])
         if m and acq.truncating:  # exec 9>FILE: open without truncating
             edits.append(
