@@ -243,10 +243,6 @@ KNOWN = {
     ("run", "LCK402-shell-page23"): (
         "LCK402's busy branch exits 0 by design (a recorded skip); the LCK406 rewrite keeps it"
     ),
-    ("run", "examples-crawler.sh"): (
-        "the second copy ends the holder with SIGTERM: the rewrite after the LCK406 suggestion "
-        "keeps a take-over of the stored PID"
-    ),
 }
 
 

@@ -132,3 +132,72 @@ def test_mkdir_p_lock_becomes_a_flock_inside_the_kept_directory(tmp_path):
     assert "trap" not in new
     write(tmp_path, name, new)
     assert json.loads(scan(tmp_path, "--output-format", "json", name).stdout) == []
+
+
+# --------------------------------------------------------------------------- LCK406 / LCK108
+
+OVERRUN = """
+#!/bin/bash
+# hourly: export the ledger; an export still running from the last hour is stopped first
+PIDFILE=/var/lib/ledger/export.pid
+LOCK=/var/lib/ledger/export.lock
+
+if [ -s "$PIDFILE" ]; then
+    echo "stopping the overrunning export" >&2
+    kill "$(cat "$PIDFILE")" 2>/dev/null
+    sleep 10
+fi
+
+exec 9<>"$LOCK"
+flock -n 9 || { logger -t ledger "export skipped: still running"; exit 75; }
+echo $$ > "$PIDFILE"
+/opt/ledger/bin/export
+"""
+
+
+def test_open_check_suggestion_also_drops_the_takeover_of_the_stored_pid(tmp_path):
+    """Once the open is checked the lock works, and a second copy that first kills the stored
+    PID would stop the holder: the LCK406 rewrite drops that `if` too."""
+    name = "export-ledger.sh"
+    found = findings(tmp_path, name, OVERRUN)
+    lck406 = next(f for f in found if f["code"] == "LCK406")
+    new = rewritten(tmp_path, name, lck406)
+    assert 'exec 9<>"$LOCK" || exit 3\n' in new
+    assert "kill" not in new and "sleep" not in new and "if [" not in new
+    assert "\n\n\n" not in new  # the blank lines around the dropped `if` do not pile up
+    write(tmp_path, name, new)
+    assert json.loads(scan(tmp_path, "--output-format", "json", name).stdout) == []
+
+
+def test_kill_suggestion_drops_an_if_that_only_stops_the_old_run(tmp_path):
+    name = "export-ledger.sh"
+    found = findings(tmp_path, name, OVERRUN)
+    lck108 = next(f for f in found if f["code"] == "LCK108")
+    new = rewritten(tmp_path, name, lck108)
+    assert new == textwrap.dedent(OVERRUN).lstrip("\n").replace(
+        'if [ -s "$PIDFILE" ]; then\n    echo "stopping the overrunning export" >&2\n'
+        '    kill "$(cat "$PIDFILE")" 2>/dev/null\n    sleep 10\nfi\n\n',
+        "",
+    )
+
+
+def test_a_signal_to_a_service_is_not_a_takeover(tmp_path):
+    """`kill -HUP` of a daemon's PID (reload) is LCK108 still, but its `if` is not a take-over:
+    only the kill goes."""
+    name = "rotate.sh"
+    found = findings(
+        tmp_path,
+        name,
+        """
+        #!/bin/bash
+        # daily: rotate the proxy's logs and make it reopen them
+        PIDFILE=/run/proxy/proxy.pid
+        mv /var/log/proxy/access.log /var/log/proxy/access.log.1
+        if [ -s "$PIDFILE" ]; then
+            kill -HUP "$(cat "$PIDFILE")"
+        fi
+        """,
+    )
+    (f,) = [f for f in found if f["code"] == "LCK108"]
+    new = rewritten(tmp_path, name, f)
+    assert 'if [ -s "$PIDFILE" ]; then\n    :\nfi\n' in new

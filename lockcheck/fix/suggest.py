@@ -222,6 +222,33 @@ class _Shell:
             if nx.suggestion is None:
                 nx.suggestion = self._mkdir_p(nx)
         self._advice()
+        for acq in f.acquires:
+            self._open_check_without_takeover(acq)
+
+    # -- LCK406 -----------------------------------------------------------------------
+    def _open_check_without_takeover(self, acq: Acquire) -> None:
+        """The frontend's LCK406 edit (``|| exit 3`` after the open) with the kills of a
+        stored PID that come before the lock dropped too (their LCK108 rewrites): once the
+        lock works, a second copy that first kills the stored PID stops the holder."""
+        fix = acq.open_check_fix
+        if fix is None or not fix.edits or acq.kind is LockKind.EXISTENCE:
+            return
+        extra: list[Edit] = []
+        for k in self.facts.kills:
+            if k.pid_file is None or k.signal in ("0", "SIG0") or k.span.start > acq.span.start:
+                continue
+            if k.suggestion is None or not k.suggestion.edits:
+                return  # a take-over that cannot be dropped: the frontend's edit stands
+            extra.extend(k.suggestion.edits)
+        if not extra:
+            return
+        edits = _dedupe(list(fix.edits) + extra)
+        if edits is None or not _shell_ok(self.text, edits):
+            return
+        acq.open_check_fix = FixTemplate(
+            f"{fix.message}; drop the kill of the stored PID, which would stop the holder",
+            tuple(edits),
+        )
 
     # -- the lock path for the rewrite ---------------------------------------------------
     def lock_path(self, acq: Acquire) -> tuple[str, str, bool] | None:
@@ -310,12 +337,17 @@ class _Shell:
             edits.append(ends)
             for k in self.facts.kills:
                 if k.pid_file is not None and same_path(k.pid_file, acq.path):
-                    d = self.drop_kill(k.span)
+                    d = self.drop_kill(k.span, whole=False)  # the test is rewritten
                     if d is None:
                         return None
                     edits.append(d)
                     nxt = line_end(text, d.end - 1) if d.end > d.start else d.end
-                    if d.content == "" and re.match(r"[ \t]*sleep\s+\S+[ \t]*\n", text[nxt:]):
+                    dropped = text[d.start : d.end].lstrip()
+                    if (
+                        d.content == ""
+                        and dropped.startswith("kill")
+                        and re.match(r"[ \t]*sleep\s+\S+[ \t]*\n", text[nxt:])
+                    ):
                         # "give the old run time to stop": no old run is stopped any more
                         edits.append(Edit(nxt, line_end(text, nxt), ""))
         edits.extend(self._drop_removals(acq.path))
@@ -610,12 +642,18 @@ class _Shell:
         (e,) = self.fill([e])
         return e if self.ok([e]) else None
 
-    def drop_kill(self, span) -> Edit | None:
+    def drop_kill(self, span, whole: bool = True) -> Edit | None:
         """LCK108: the ``kill`` command gone (the whole statement, or its part of a
-        ``&&``/``;`` list); None when it is a condition or nothing parses."""
+        ``&&``/``;`` list); None when it is a condition or nothing parses.  With ``whole``,
+        an ``if`` that only stops the old run (:meth:`_takeover_if`) goes whole."""
         text = self.text
         if not _ok_span(text, span):
             return None
+        kill = next((k for k in self.facts.kills if k.span == span), None)
+        if whole and kill is not None and _stops_a_run(kill.signal):
+            done = self._takeover_if(span)
+            if done is not None:
+                return done
         ls, le = line_start(text, span.start), line_end(text, span.end)
         before = text[ls : span.start]
         if re.search(r"(?:^|[\s;])(if|elif|while|until|!)\s*$", before) or re.search(
@@ -668,19 +706,7 @@ class _Shell:
         text = self.text
         if not _ok_span(text, span) or not text.isascii():
             return None
-        from ..frontends.shell import tree_sitter_source
-
-        if not self.ok([]):
-            return None
-        parser = _BASH_PARSER
-        if parser is None:
-            return None
-        src = tree_sitter_source(text)
-        if len(src) != len(text):
-            return None
-        node = parser.parse(src).root_node.descendant_for_byte_range(span.start, span.end)
-        while node is not None and node.type != "if_statement":
-            node = node.parent
+        node = self._enclosing_if(span)
         if node is None:
             return None
         kids = node.children
@@ -696,16 +722,78 @@ class _Shell:
         rest = cond[len(test) :]
         if rest.strip() and not (_REDIRS.fullmatch(rest)):
             return None
+        return self._drop_if(node)
+
+    def _enclosing_if(self, span):
+        """The innermost tree-sitter ``if_statement`` around ``span`` (an ASCII text that
+        parses), else None."""
+        text = self.text
+        if not _ok_span(text, span) or not text.isascii():
+            return None
+        from ..frontends.shell import tree_sitter_source
+
+        if not self.ok([]):
+            return None
+        parser = _BASH_PARSER
+        if parser is None:
+            return None
+        src = tree_sitter_source(text)
+        if len(src) != len(text):
+            return None
+        node = parser.parse(src).root_node.descendant_for_byte_range(span.start, span.end)
+        while node is not None and node.type != "if_statement":
+            node = node.parent
+        return node
+
+    def _drop_if(self, node) -> Edit | None:
+        """The lines of the ``if`` statement ``node`` removed (``:`` where a body would be
+        left empty); None when it shares a line with other code or nothing parses."""
+        text = self.text
         s, e = node.start_byte, node.end_byte
         ls, le = line_start(text, s), line_end(text, e)
         if text[ls:s].strip() or text[e:le].strip():
             return None
+        after = line_end(text, le)
+        if ls > 0 and not text[line_start(text, ls - 1) : ls].strip() and le < len(text):
+            if not text[le:after].strip():  # blank lines both sides: one is left
+                le = after
         (edit,) = self.fill([Edit(ls, le, "")])
         if not self.ok([edit]):
             edit = Edit(s, e, ":")
             if not self.ok([edit]):
                 return None
         return edit
+
+    def _takeover_if(self, span) -> Edit | None:
+        """``if <test>; then [echo ...;] kill <stored PID>; [sleep N;] fi`` (no elif/else,
+        nothing else in the branch) removed whole: with a flock there is no old run to stop,
+        nor to wait for."""
+        node = self._enclosing_if(span)
+        if node is None or any(k.type in ("elif_clause", "else_clause") for k in node.children):
+            return None
+        kids = node.children
+        then = next((i for i, k in enumerate(kids) if k.type == "then"), None)
+        if then is None or kids[-1].type != "fi":
+            return None
+        body = [k for k in kids[then + 1 : -1] if k.type != "comment"]
+        if not body or not any(k.start_byte <= span.start and span.end <= k.end_byte for k in body):
+            return None
+        for k in body:
+            word = re.match(r"[\w:.-]+", self.text[k.start_byte : k.end_byte])
+            cmd = word.group(0) if word else ""
+            if k.start_byte <= span.start and span.end <= k.end_byte:
+                if cmd != "kill":
+                    return None  # the kill decides something (`if kill ...`): not a plain drop
+            elif cmd not in ("echo", "printf", "logger", "sleep", ":", "true"):
+                return None
+        return self._drop_if(node)
+
+
+def _stops_a_run(signal: str) -> bool:
+    """A signal that ends the process it is sent to (by default): a take-over, not a
+    message to a service such as ``kill -USR1`` (reopen logs) or ``-HUP`` (reload)."""
+    sig = signal.upper().removeprefix("SIG")
+    return sig in ("", "TERM", "KILL", "INT", "QUIT", "15", "9", "2", "3")
 
 
 _PURE = {"dirname", "basename", "id", "cd", "pwd", "hostname", "whoami", "realpath"}
