@@ -231,14 +231,7 @@ _TAKEOVER_PY = (
     "take-over design (stop the old run, then go on): the Python rewrite keeps the branch "
     "after a failed flock, which reads a PID from the lock file and never exits"
 )
-_RETRY = (
-    "mkdir-retry take-over (`mkdir L || { kill -0 holder; rm -rf L; mkdir L; }`): the rewrite "
-    "keeps the liveness test and the second mkdir"
-)
 KNOWN = {
-    ("clean", "LCK106-shell-page76"): _RETRY,
-    ("lint", "LCK106-shell-page76"): _RETRY + "; `holder` is left unused",
-    ("run", "LCK106-shell-page76"): _RETRY,
     ("run", "LCK108-python-page37"): _TAKEOVER_PY,
     ("run", "LCK402-shell-page23"): (
         "LCK402's busy branch exits 0 by design (a recorded skip); the LCK406 rewrite keeps it"

@@ -201,3 +201,75 @@ def test_a_signal_to_a_service_is_not_a_takeover(tmp_path):
     (f,) = [f for f in found if f["code"] == "LCK108"]
     new = rewritten(tmp_path, name, f)
     assert 'if [ -s "$PIDFILE" ]; then\n    :\nfi\n' in new
+
+
+# --------------------------------------------------------------------------- mkdir take-over
+
+RETRY = """
+#!/bin/bash
+# nightly: compact the photo database
+LOCK_DIR=/var/lib/photos/compact.lock
+if ! mkdir "$LOCK_DIR" 2>/dev/null; then
+    pid=$(cat "$LOCK_DIR/pid" 2>/dev/null)
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "compaction still running" >&2
+        exit 75
+    fi
+    echo "removing a stale lock" >&2
+    rm -rf "$LOCK_DIR"
+    mkdir "$LOCK_DIR" || exit 75
+fi
+echo $$ > "$LOCK_DIR/pid"
+trap 'rm -rf "$LOCK_DIR"' EXIT
+/opt/photos/bin/compact
+"""
+
+RETRY_FLOCK = """
+#!/bin/bash
+# nightly: compact the photo database
+LOCK_DIR=/var/lib/photos/compact.lock
+mkdir -p "$LOCK_DIR" || exit 3
+exec 9>>"$LOCK_DIR/.lock" || exit 3
+if ! flock -n 9 2>/dev/null; then
+    echo "compaction still running" >&2
+    logger -t "${0##*/}" "lock busy, run skipped"
+    exit 75
+fi
+echo $$ > "$LOCK_DIR/pid"
+/opt/photos/bin/compact
+"""
+
+
+def test_every_part_of_a_mkdir_takeover_gets_the_whole_rewrite(tmp_path):
+    """The acquire, the PID test, the removal and the second mkdir each offer the one rewrite
+    that replaces the whole take-over by its "holder alive" branch (dropping only a part
+    would leave a take-over that stops or bypasses a live flock holder); the directory stays,
+    since it holds the PID file, and the lock file goes inside it."""
+    name = "compact.sh"
+    found = findings(tmp_path, name, RETRY)
+    parts = {("LCK101", 4), ("LCK105", 6), ("LCK106", 11), ("LCK101", 12)}
+    of_parts = [f for f in found if (f["code"], f["location"]["row"]) in parts]
+    assert len(of_parts) == len(parts), found
+    expected = textwrap.dedent(RETRY_FLOCK).lstrip("\n")
+    for f in of_parts:
+        assert rewritten(tmp_path, name, f) == expected, f["code"]
+    write(tmp_path, name, expected)
+    assert json.loads(scan(tmp_path, "--output-format", "json", name).stdout) == []
+
+
+def test_record_before_an_exit_after_or_is_grouped(tmp_path):
+    """`mkdir L || exit 75` becomes `flock -n 9 || { logger ...; exit 75; }`: an ungrouped
+    `|| logger ...; exit 75` would end every run, busy or not."""
+    name = "sync.sh"
+    (f,) = findings(
+        tmp_path,
+        name,
+        """
+        #!/bin/bash
+        mkdir /srv/sync/run.lock || exit 75
+        trap 'rmdir /srv/sync/run.lock' EXIT
+        rsync -a /srv/src/ /srv/dst/
+        """,
+    )
+    new = rewritten(tmp_path, name, f)
+    assert 'flock -n 9 || { logger -t "${0##*/}" "lock busy"; exit 75; }\n' in new

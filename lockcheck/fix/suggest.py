@@ -49,6 +49,7 @@ from ..paths import (
     shared_tmp_dir,
     synced_reason,
 )
+from . import takeover
 from .apply import apply_edits
 
 FD = 9
@@ -203,13 +204,15 @@ class _Shell:
         self.facts = facts
         self.text = facts.text
         self.nl = newline_of(facts.text)
+        # take-overs the acquires' rewrites replace whole, with that rewrite
+        self.takeovers: list[tuple[takeover.Takeover, FixTemplate]] = []
 
     def run(self) -> None:
         f = self.facts
         _safe_breaker_drops(f, self)
         for acq in f.acquires:
             if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
-                acq.suggestion = self._guard(acq)
+                acq.suggestion = self._covering(acq.span) or self._guard(acq)
             if acq.placement_suggestion is None:
                 acq.placement_suggestion = self._placement(acq)
         for hook in f.hooks:
@@ -221,9 +224,18 @@ class _Shell:
         for nx in f.non_exclusive:
             if nx.suggestion is None:
                 nx.suggestion = self._mkdir_p(nx)
+        # the parts of a take-over (the PID test, the kill, the removal) get its rewrite: each
+        # dropped alone would leave the rest of the take-over, which breaks the flock
+        for part in (*f.liveness, *f.kills, *(r for r in f.removals if r.stale_guard)):
+            fix = self._covering(part.span)
+            if fix is not None:
+                part.suggestion = fix
         self._advice()
         for acq in f.acquires:
             self._open_check_without_takeover(acq)
+
+    def _covering(self, span) -> FixTemplate | None:
+        return next((fix for tk, fix in self.takeovers if takeover.covers(tk, span)), None)
 
     # -- LCK406 -----------------------------------------------------------------------
     def _open_check_without_takeover(self, acq: Acquire) -> None:
@@ -325,7 +337,8 @@ class _Shell:
             if m and re.search(r"(?<![0-9&])>(?!&)", m.group(0)):
                 a_end = m.end()  # the noclobber `> L` is the acquire itself
             edits.append(_E(a_start, a_end, f"flock -n {FD}"))
-        edits.insert(0, _E(ls, ls, open_line))
+        open_edit = _E(ls, ls, open_line)
+        edits.insert(0, open_edit)
         busy = acq.busy
         edits.extend(self._busy_edits(busy))
         if acq.check_then_create and (busy is None or not busy.ends_run):
@@ -351,6 +364,22 @@ class _Shell:
                         # "give the old run time to stop": no old run is stopped any more
                         edits.append(Edit(nxt, line_end(text, nxt), ""))
         edits.extend(self._drop_removals(acq.path))
+        tk = None if acq.check_then_create else takeover.find(self, acq)
+        if tk is not None:  # the holder of a flock is alive: only its "alive" branch stays
+            edits = takeover.replace_body(text, tk, edits)
+        if not moved and acq.kind is LockKind.EXISTENCE and acq.mechanism == "mkdir":
+            # a lock directory that also holds files ("$LOCK_DIR/pid"): it stays a directory,
+            # the lock file goes inside it
+            word = lock[1:-1] if lock.startswith('"') else lock
+            probe = _dedupe(edits)
+            if probe is not None and (word + "/") in apply_edits(text, probe):
+                k = edits.index(open_edit)
+                edits[k] = _E(
+                    ls,
+                    ls,
+                    f"{ind}mkdir -p {lock} || exit {EX_NO_LOCK}{self.nl}"
+                    f'{ind}exec {FD}>>"{word}/.lock" || exit {EX_NO_LOCK}{self.nl}',
+                )
         edits = _dedupe(edits)
         if edits is not None:
             edits = _dedupe(edits + _sh_unused_assignments(text, edits))
@@ -359,7 +388,12 @@ class _Shell:
         msg = f"Hold a flock on fd {FD} instead of the {acq.mechanism} lock; keep the lock file"
         if note:
             msg += f"; {note}"
-        return FixTemplate(msg, tuple(edits))
+        if tk is not None:
+            msg += "; drop the take-over (a failed flock means the holder is alive)"
+        fix = FixTemplate(msg, tuple(edits))
+        if tk is not None:
+            self.takeovers.append((tk, fix))
+        return fix
 
     def _busy_edits(self, busy) -> list[Edit]:
         """The busy branch with the configured skip code and a durable record."""
@@ -375,7 +409,12 @@ class _Shell:
                 rec = f'{bind}logger -t "${{0##*/}}" "lock busy, run skipped"{self.nl}'
                 edits.append(_E(line_start(text, bs.start), line_start(text, bs.start), rec))
             elif cmd.startswith("exit"):
-                edits.append(_E(bs.start, bs.start, 'logger -t "${0##*/}" "lock busy"; '))
+                rec = 'logger -t "${0##*/}" "lock busy"; '
+                if re.search(r"(\|\||&&)\s*$", text[line_start(text, bs.start) : bs.start]):
+                    # `... || exit 75`: grouped, or the exit would run whatever the test said
+                    edits += [_E(bs.start, bs.start, "{ " + rec), _E(bs.end, bs.end, "; }")]
+                else:
+                    edits.append(_E(bs.start, bs.start, rec))
         return edits
 
     # -- LCK109 -----------------------------------------------------------------------
