@@ -273,3 +273,70 @@ def test_record_before_an_exit_after_or_is_grouped(tmp_path):
     )
     new = rewritten(tmp_path, name, f)
     assert 'flock -n 9 || { logger -t "${0##*/}" "lock busy"; exit 75; }\n' in new
+
+
+# --------------------------------------------------------------------------- Python
+
+
+def test_python_kill_takeover_becomes_a_flock_of_the_pid_file(tmp_path):
+    """`if PIDFILE.exists(): os.kill(old, SIGTERM)` then the PID written (stop the old run,
+    then go on): the kill's rewrite holds a flock on the PID file whose busy branch ends the
+    run, keeps the PID record, drops the file's removal (and the `finally` it leaves empty)
+    and the imports it leaves unused."""
+    name = "rebuild_thumbs.py"
+    found = findings(
+        tmp_path,
+        name,
+        '''
+        import os
+        import signal
+        import sys
+        from pathlib import Path
+
+        PIDFILE = Path("/var/lib/thumbs/rebuild.pid")
+
+
+        def main() -> int:
+            if PIDFILE.exists():
+                old = int(PIDFILE.read_text())
+                print(f"stopping the previous rebuild {old}", file=sys.stderr)
+                os.kill(old, signal.SIGTERM)
+            PIDFILE.write_text(str(os.getpid()))
+            try:
+                rebuild()
+            finally:
+                PIDFILE.unlink()
+            return 0
+
+
+        def rebuild() -> None:
+            """The real work."""
+
+
+        if __name__ == "__main__":
+            sys.exit(main())
+        ''',
+    )
+    (f,) = [f for f in found if f["code"] == "LCK108"]
+    new = rewritten(tmp_path, name, f)
+    assert new.splitlines()[:17] == [
+        "import fcntl",
+        "import os",
+        "import sys",
+        "from pathlib import Path",
+        "",
+        'PIDFILE = Path("/var/lib/thumbs/rebuild.pid")',
+        "",
+        "",
+        "def main() -> int:",
+        "    lock_fd = os.open(PIDFILE, os.O_RDWR | os.O_CREAT, 0o600)",
+        "    try:",
+        "        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)",
+        "    except BlockingIOError:",
+        '        print("a previous run still holds the lock: run skipped", file=sys.stderr)',
+        "        sys.exit(75)",
+        "    PIDFILE.write_text(str(os.getpid()))",
+        "    rebuild()",
+    ]
+    write(tmp_path, name, new)
+    assert json.loads(scan(tmp_path, "--output-format", "json", name).stdout) == []

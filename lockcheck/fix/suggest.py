@@ -1063,9 +1063,87 @@ class _Python:
         for hook in self.facts.hooks:
             if hook.move_fix is None:
                 hook.move_fix = self._move_hook(hook)
+        for k in self.facts.kills:
+            if k.suggestion is None:
+                k.suggestion = self._takeover(k)
         _safe_drop_rewrites(self.facts, self)
         _advice_fields(self.facts, self.code)
         self._drop_unused_imports()
+
+    # -- LCK108: a take-over of a PID file --------------------------------------------
+    def _takeover(self, k) -> FixTemplate | None:
+        """``if P.exists(): <read the PID>; <say so>; os.kill(old, SIGTERM)``, then the
+        holder's PID written to P (stop the old run, then go on): the ``if`` becomes a flock
+        of P whose busy branch ends the run; the PID record stays, P's removals go (the lock
+        file of a flock is kept)."""
+        text, path = self.text, k.pid_file
+        if path is None or not path.text or not _stops_a_run(k.signal) or self.tree is None:
+            return None
+        name = path.text
+        guard = None
+        for st, (s, e), node, field in self._chain(k.span.start):
+            if isinstance(st, ast.If) and any(
+                _node_span(text, b)[0] <= k.span.start < _node_span(text, b)[1] for b in st.body
+            ):
+                guard = (st, s, e, node, field)
+        if guard is None:
+            return None
+        st, gs, ge, gnode, gfield = guard
+        if st.orelse or name not in ast.unparse(st.test) or st.body[0].lineno <= st.test.end_lineno:
+            return None
+        for b in st.body:  # nothing but the take-over: the PID read, messages, the kill, a wait
+            src = ast.unparse(b)
+            if isinstance(b, ast.Assign) and name in src:
+                continue
+            if isinstance(b, ast.Expr) and isinstance(b.value, ast.Call):
+                fn = ast.unparse(b.value.func)
+                if fn in ("os.kill", "print", "time.sleep") or fn.startswith(("log", "logging.")):
+                    continue
+            if isinstance(b, ast.Pass):
+                continue
+            return None
+        block = getattr(gnode, gfield)
+        later = block[block.index(st) + 1 :]
+        if not any(name in ast.unparse(x) and "getpid" in ast.unparse(x) for x in later):
+            return None  # no PID record of the holder follows: not a PID-file lock
+        ls = line_start(text, gs)
+        if text[ls:gs].strip() or text[ge : line_end(text, ge)].strip():
+            return None
+        moved = synced_reason(path) or script_relative(path)
+        lock = py_path_expr(path) if moved else name
+        if lock is None:
+            return None
+        ind = indent_at(text, gs)
+        body_ind = indent_at(text, _node_span(text, st.body[0])[0])
+        nl = self.nl
+        block_text = (py_lock_dir_lines(self.facts, ind, nl) if moved else "") + (
+            f"{ind}lock_fd = os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600){nl}"
+            f"{ind}try:{nl}"
+            f"{body_ind}fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB){nl}"
+            f"{ind}except BlockingIOError:{nl}"
+            f'{body_ind}print("a previous run still holds the lock: run skipped", file=sys.stderr){nl}'
+            f"{body_ind}sys.exit({self.code}){nl}"
+        )
+        edits = [Edit(ls, line_end(text, ge), block_text)]
+        for rm in self.facts.removals:
+            if not same_path(rm.path, path) or not _ok_span(text, rm.span):
+                continue
+            d = self._drop_stmt(rm.span.start)
+            if d is None and rm.drop_fix is not None and rm.drop_fix.edits:
+                edits.extend(rm.drop_fix.render(code=self.code))
+            elif d is not None:
+                edits.append(d)
+        edits.extend(_import_edits(text, self.tree, ["fcntl", "os", "sys"]))
+        edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _unused_import_edits(text, edits))
+        if edits is None or not _python_ok(text, edits):
+            return None
+        return FixTemplate(
+            "Hold an fcntl.flock on the PID file instead of stopping the run recorded in it: "
+            "a failed flock means that run is alive, and this one is skipped",
+            tuple(edits),
+        )
 
     def _drop_unused_imports(self) -> None:
         """The frontend's removal drops (LCK201: ``atexit.register(os.remove, L)``) and the
