@@ -206,6 +206,7 @@ class _Shell:
         self.nl = newline_of(facts.text)
         # take-overs the acquires' rewrites replace whole, with that rewrite
         self.takeovers: list[tuple[takeover.Takeover, FixTemplate]] = []
+        self._ts_tree = None  # the original's tree-sitter tree, parsed on first use
 
     def run(self) -> None:
         f = self.facts
@@ -769,17 +770,16 @@ class _Shell:
         text = self.text
         if not _ok_span(text, span) or not text.isascii():
             return None
-        from ..frontends.shell import tree_sitter_source
+        if self._ts_tree is None:  # parsed once per file: one query per fact is no re-parse
+            from ..frontends.shell import tree_sitter_source
 
-        if not self.ok([]):
-            return None
-        parser = _BASH_PARSER
-        if parser is None:
-            return None
-        src = tree_sitter_source(text)
-        if len(src) != len(text):
-            return None
-        node = parser.parse(src).root_node.descendant_for_byte_range(span.start, span.end)
+            if not self.ok([]) or _BASH_PARSER is None:
+                return None
+            src = tree_sitter_source(text)
+            if len(src) != len(text):
+                return None
+            self._ts_tree = _BASH_PARSER.parse(src)
+        node = self._ts_tree.root_node.descendant_for_byte_range(span.start, span.end)
         while node is not None and node.type != "if_statement":
             node = node.parent
         return node

@@ -74,8 +74,8 @@ def find(sh, acq: Acquire) -> Takeover | None:
     """The take-over around ``acq`` (``if ! <acq>; then <take-over>; fi``), else None."""
     text, facts = sh.text, sh.facts
     busy = acq.busy
-    if acq.path is None or busy is None or not busy.ends_run:
-        return None
+    if acq.path is None or busy is None or not busy.ends_run or not facts.liveness:
+        return None  # no take-over without a test of the holder
     outer = sh._enclosing_if(acq.span)
     got = _branches(outer) if outer is not None else None
     if got is None:
