@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from lockcheck.engine import analyze_text
+from lockcheck.fix.apply import apply_edits
 
 
 def run(src: str, path: str = "job.sh"):
@@ -737,7 +738,12 @@ def test_mkdir_p_as_the_test_of_a_busy_branch_is_lck109(guard, line):
     # never an existence lock, and removing its own name is no foreign removal
     assert not {f.code for f in found} & {"LCK101", "LCK107", "LCK202", "LCK401"}
     f = next(f for f in found if f.code == "LCK109")
-    assert f.suggestion is not None and "flock -n 9" in f.suggestion.edits[0].content
+    assert f.suggestion is not None
+    # the directory kept and the open checked on lines of their own, the flock the test
+    new = apply_edits(run(src)[0].text, sorted(f.suggestion.edits, key=lambda e: e.start))
+    assert 'mkdir -p "$L" || exit 3\nexec 9<>"$L/.lock" || exit 3\n' in new
+    assert "flock -n 9" in new and "rmdir" not in new
+    assert not {x.code for x in analyze_text("job.sh", new, "shell")[1]} & {"LCK109", "LCK406"}
 
 
 @pytest.mark.parametrize(

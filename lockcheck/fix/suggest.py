@@ -49,6 +49,7 @@ from ..paths import (
     shared_tmp_dir,
     synced_reason,
 )
+from . import takeover
 from .apply import apply_edits
 
 FD = 9
@@ -203,13 +204,16 @@ class _Shell:
         self.facts = facts
         self.text = facts.text
         self.nl = newline_of(facts.text)
+        # take-overs the acquires' rewrites replace whole, with that rewrite
+        self.takeovers: list[tuple[takeover.Takeover, FixTemplate]] = []
+        self._ts_tree = None  # the original's tree-sitter tree, parsed on first use
 
     def run(self) -> None:
         f = self.facts
         _safe_breaker_drops(f, self)
         for acq in f.acquires:
             if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
-                acq.suggestion = self._guard(acq)
+                acq.suggestion = self._covering(acq.span) or self._guard(acq)
             if acq.placement_suggestion is None:
                 acq.placement_suggestion = self._placement(acq)
         for hook in f.hooks:
@@ -218,7 +222,46 @@ class _Shell:
         for ov in f.overrides:
             if ov.keep_status_fix is None:
                 ov.keep_status_fix = self._keep_status(ov)
+        for nx in f.non_exclusive:
+            if nx.suggestion is None:
+                nx.suggestion = self._mkdir_p(nx)
+        # the parts of a take-over (the PID test, the kill, the removal) get its rewrite: each
+        # dropped alone would leave the rest of the take-over, which breaks the flock
+        for part in (*f.liveness, *f.kills, *(r for r in f.removals if r.stale_guard)):
+            fix = self._covering(part.span)
+            if fix is not None:
+                part.suggestion = fix
         self._advice()
+        for acq in f.acquires:
+            self._open_check_without_takeover(acq)
+
+    def _covering(self, span) -> FixTemplate | None:
+        return next((fix for tk, fix in self.takeovers if takeover.covers(tk, span)), None)
+
+    # -- LCK406 -----------------------------------------------------------------------
+    def _open_check_without_takeover(self, acq: Acquire) -> None:
+        """The frontend's LCK406 edit (``|| exit 3`` after the open) with the kills of a
+        stored PID that come before the lock dropped too (their LCK108 rewrites): once the
+        lock works, a second copy that first kills the stored PID stops the holder."""
+        fix = acq.open_check_fix
+        if fix is None or not fix.edits or acq.kind is LockKind.EXISTENCE:
+            return
+        extra: list[Edit] = []
+        for k in self.facts.kills:
+            if k.pid_file is None or k.signal in ("0", "SIG0") or k.span.start > acq.span.start:
+                continue
+            if k.suggestion is None or not k.suggestion.edits:
+                return  # a take-over that cannot be dropped: the frontend's edit stands
+            extra.extend(k.suggestion.edits)
+        if not extra:
+            return
+        edits = _dedupe(list(fix.edits) + extra)
+        if edits is None or not _shell_ok(self.text, edits):
+            return
+        acq.open_check_fix = FixTemplate(
+            f"{fix.message}; drop the kill of the stored PID, which would stop the holder",
+            tuple(edits),
+        )
 
     # -- the lock path for the rewrite ---------------------------------------------------
     def lock_path(self, acq: Acquire) -> tuple[str, str, bool] | None:
@@ -295,9 +338,68 @@ class _Shell:
             if m and re.search(r"(?<![0-9&])>(?!&)", m.group(0)):
                 a_end = m.end()  # the noclobber `> L` is the acquire itself
             edits.append(_E(a_start, a_end, f"flock -n {FD}"))
-        edits.insert(0, _E(ls, ls, open_line))
-        # the busy branch: the configured skip code, and a durable record
+        open_edit = _E(ls, ls, open_line)
+        edits.insert(0, open_edit)
         busy = acq.busy
+        edits.extend(self._busy_edits(busy))
+        if acq.check_then_create and (busy is None or not busy.ends_run):
+            # a take-over branch (stop the old run, then go on): with flock the holder is
+            # alive, so the branch ends the run; the kill of the stored PID goes
+            ends = self._end_busy_if(first.start)
+            if ends is None:
+                return None
+            edits.append(ends)
+            for k in self.facts.kills:
+                if k.pid_file is not None and same_path(k.pid_file, acq.path):
+                    d = self.drop_kill(k.span, whole=False)  # the test is rewritten
+                    if d is None:
+                        return None
+                    edits.append(d)
+                    nxt = line_end(text, d.end - 1) if d.end > d.start else d.end
+                    dropped = text[d.start : d.end].lstrip()
+                    if (
+                        d.content == ""
+                        and dropped.startswith("kill")
+                        and re.match(r"[ \t]*sleep\s+\S+[ \t]*\n", text[nxt:])
+                    ):
+                        # "give the old run time to stop": no old run is stopped any more
+                        edits.append(Edit(nxt, line_end(text, nxt), ""))
+        edits.extend(self._drop_removals(acq.path))
+        tk = None if acq.check_then_create else takeover.find(self, acq)
+        if tk is not None:  # the holder of a flock is alive: only its "alive" branch stays
+            edits = takeover.replace_body(text, tk, edits)
+        if not moved and acq.kind is LockKind.EXISTENCE and acq.mechanism == "mkdir":
+            # a lock directory that also holds files ("$LOCK_DIR/pid"): it stays a directory,
+            # the lock file goes inside it
+            word = lock[1:-1] if lock.startswith('"') else lock
+            probe = _dedupe(edits)
+            if probe is not None and (word + "/") in apply_edits(text, probe):
+                k = edits.index(open_edit)
+                edits[k] = _E(
+                    ls,
+                    ls,
+                    f"{ind}mkdir -p {lock} || exit {EX_NO_LOCK}{self.nl}"
+                    f'{ind}exec {FD}>>"{word}/.lock" || exit {EX_NO_LOCK}{self.nl}',
+                )
+        edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _sh_unused_assignments(text, edits))
+        if edits is None or not _shell_ok(text, edits):
+            return None
+        msg = f"Hold a flock on fd {FD} instead of the {acq.mechanism} lock; keep the lock file"
+        if note:
+            msg += f"; {note}"
+        if tk is not None:
+            msg += "; drop the take-over (a failed flock means the holder is alive)"
+        fix = FixTemplate(msg, tuple(edits))
+        if tk is not None:
+            self.takeovers.append((tk, fix))
+        return fix
+
+    def _busy_edits(self, busy) -> list[Edit]:
+        """The busy branch with the configured skip code and a durable record."""
+        text = self.text
+        edits: list[Edit] = []
         if busy is not None and busy.status_fix is not None:
             edits.extend(busy.status_fix.render(code=self.code))
         if busy is not None and not busy.durable and _ok_span(text, busy.span):
@@ -308,34 +410,52 @@ class _Shell:
                 rec = f'{bind}logger -t "${{0##*/}}" "lock busy, run skipped"{self.nl}'
                 edits.append(_E(line_start(text, bs.start), line_start(text, bs.start), rec))
             elif cmd.startswith("exit"):
-                edits.append(_E(bs.start, bs.start, 'logger -t "${0##*/}" "lock busy"; '))
-        if acq.check_then_create and (busy is None or not busy.ends_run):
-            # a take-over branch (stop the old run, then go on): with flock the holder is
-            # alive, so the branch ends the run; the kill of the stored PID goes
-            ends = self._end_busy_if(first.start)
-            if ends is None:
-                return None
-            edits.append(ends)
-            for k in self.facts.kills:
-                if k.pid_file is not None and same_path(k.pid_file, acq.path):
-                    d = self.drop_kill(k.span)
-                    if d is None:
-                        return None
-                    edits.append(d)
-                    nxt = line_end(text, d.end - 1) if d.end > d.start else d.end
-                    if d.content == "" and re.match(r"[ \t]*sleep\s+\S+[ \t]*\n", text[nxt:]):
-                        # "give the old run time to stop": no old run is stopped any more
-                        edits.append(Edit(nxt, line_end(text, nxt), ""))
-        edits.extend(self._drop_removals(acq))
+                rec = 'logger -t "${0##*/}" "lock busy"; '
+                if re.search(r"(\|\||&&)\s*$", text[line_start(text, bs.start) : bs.start]):
+                    # `... || exit 75`: grouped, or the exit would run whatever the test said
+                    edits += [_E(bs.start, bs.start, "{ " + rec), _E(bs.end, bs.end, "; }")]
+                else:
+                    edits.append(_E(bs.start, bs.start, rec))
+        return edits
+
+    # -- LCK109 -----------------------------------------------------------------------
+    def _mkdir_p(self, nx) -> FixTemplate | None:
+        """``mkdir -p D || busy`` (or ``if ! mkdir -p D``, ``until mkdir -p D``): the
+        directory kept and made on a line of its own, a flock on a file inside it opened on
+        the next, each checked apart from the busy branch (LCK406), and the test becomes
+        ``flock -n 9``; the removals of the directory go (the lock file is inside it)."""
+        text = self.text
+        if nx.path is None or not _ok_span(text, nx.span):
+            return None
+        m = re.fullmatch(
+            r"mkdir\s+(?:-p|--parents)\s+(\"[^\"`\\\n]*\"|[\w./${}-]+)",
+            text[nx.span.start : nx.span.end],
+        )
+        if not m:
+            return None
+        q = m.group(1)
+        inner = q[1:-1] if q.startswith('"') else q
+        ls = line_start(text, nx.span.start)
+        if not re.fullmatch(
+            r"[ \t]*(?:(?:if|while|until)[ \t]+(?:![ \t]*)?)?", text[ls : nx.span.start]
+        ):
+            return None
+        ind, nl = indent_at(text, ls), self.nl
+        head = (
+            f"{ind}mkdir -p {q} || exit {EX_NO_LOCK}{nl}"
+            f'{ind}exec {FD}<>"{inner}/.lock" || exit {EX_NO_LOCK}{nl}'
+        )
+        edits = [_E(ls, ls, head), _E(nx.span.start, nx.span.end, f"flock -n {FD}")]
+        edits += self._busy_edits(nx.busy)
+        edits += self._drop_removals(nx.path)
         edits = _dedupe(edits)
-        if edits is not None:
-            edits = _dedupe(edits + _sh_unused_assignments(text, edits))
         if edits is None or not _shell_ok(text, edits):
             return None
-        msg = f"Hold a flock on fd {FD} instead of the {acq.mechanism} lock; keep the lock file"
-        if note:
-            msg += f"; {note}"
-        return FixTemplate(msg, tuple(edits))
+        return FixTemplate(
+            f"Keep the directory and hold a flock on fd {FD} on a file inside it; the open "
+            "checked apart from the busy branch",
+            tuple(edits),
+        )
 
     def _end_busy_if(self, pos: int) -> Edit | None:
         """``exit {code}`` (with a record) put before the ``fi`` of the ``if`` at ``pos``
@@ -355,13 +475,13 @@ class _Shell:
         rec = f'{bind}logger -t "${{0##*/}}" "lock busy, run skipped"{self.nl}'
         return Edit(fi, fi, f"{rec}{bind}exit {self.code}{self.nl}")
 
-    def _drop_removals(self, acq: Acquire) -> list[Edit]:
-        """The lock file of a flock is never deleted: the removals of the lock path and the
-        cleanup traps that only remove, dropped."""
+    def _drop_removals(self, path: PathExpr | None) -> list[Edit]:
+        """The lock file of a flock is never deleted: the removals of the lock ``path`` and
+        the cleanup traps that only remove, dropped."""
         text = self.text
         edits: list[Edit] = []
         for rm in self.facts.removals:
-            if not same_path(rm.path, acq.path):
+            if not same_path(rm.path, path):
                 continue
             if rm.stale_guard:  # it would delete the flock file under a long run
                 if rm.suggestion is not None:
@@ -490,7 +610,7 @@ class _Shell:
         if src.startswith("exec") and not re.match(r"\s*(\|\||&&)", rest):
             # the open checked on its own: a lock file that cannot be opened is not "busy"
             edits.append(Edit(span.end, span.end, f" || exit {EX_NO_LOCK}"))
-        edits.extend(self._drop_removals(acq))  # a removal of the old path would be foreign
+        edits.extend(self._drop_removals(acq.path))  # a removal of the old path would be foreign
         m = re.search(r"(\d?)>(?!>|&)(\s*)$", src[:i])
         if m and acq.truncating:  # exec 9>FILE: open without truncating
             edits.append(
@@ -562,12 +682,18 @@ class _Shell:
         (e,) = self.fill([e])
         return e if self.ok([e]) else None
 
-    def drop_kill(self, span) -> Edit | None:
+    def drop_kill(self, span, whole: bool = True) -> Edit | None:
         """LCK108: the ``kill`` command gone (the whole statement, or its part of a
-        ``&&``/``;`` list); None when it is a condition or nothing parses."""
+        ``&&``/``;`` list); None when it is a condition or nothing parses.  With ``whole``,
+        an ``if`` that only stops the old run (:meth:`_takeover_if`) goes whole."""
         text = self.text
         if not _ok_span(text, span):
             return None
+        kill = next((k for k in self.facts.kills if k.span == span), None)
+        if whole and kill is not None and _stops_a_run(kill.signal):
+            done = self._takeover_if(span)
+            if done is not None:
+                return done
         ls, le = line_start(text, span.start), line_end(text, span.end)
         before = text[ls : span.start]
         if re.search(r"(?:^|[\s;])(if|elif|while|until|!)\s*$", before) or re.search(
@@ -620,19 +746,7 @@ class _Shell:
         text = self.text
         if not _ok_span(text, span) or not text.isascii():
             return None
-        from ..frontends.shell import tree_sitter_source
-
-        if not self.ok([]):
-            return None
-        parser = _BASH_PARSER
-        if parser is None:
-            return None
-        src = tree_sitter_source(text)
-        if len(src) != len(text):
-            return None
-        node = parser.parse(src).root_node.descendant_for_byte_range(span.start, span.end)
-        while node is not None and node.type != "if_statement":
-            node = node.parent
+        node = self._enclosing_if(span)
         if node is None:
             return None
         kids = node.children
@@ -648,16 +762,77 @@ class _Shell:
         rest = cond[len(test) :]
         if rest.strip() and not (_REDIRS.fullmatch(rest)):
             return None
+        return self._drop_if(node)
+
+    def _enclosing_if(self, span):
+        """The innermost tree-sitter ``if_statement`` around ``span`` (an ASCII text that
+        parses), else None."""
+        text = self.text
+        if not _ok_span(text, span) or not text.isascii():
+            return None
+        if self._ts_tree is None:  # parsed once per file: one query per fact is no re-parse
+            from ..frontends.shell import tree_sitter_source
+
+            if not self.ok([]) or _BASH_PARSER is None:
+                return None
+            src = tree_sitter_source(text)
+            if len(src) != len(text):
+                return None
+            self._ts_tree = _BASH_PARSER.parse(src)
+        node = self._ts_tree.root_node.descendant_for_byte_range(span.start, span.end)
+        while node is not None and node.type != "if_statement":
+            node = node.parent
+        return node
+
+    def _drop_if(self, node) -> Edit | None:
+        """The lines of the ``if`` statement ``node`` removed (``:`` where a body would be
+        left empty); None when it shares a line with other code or nothing parses."""
+        text = self.text
         s, e = node.start_byte, node.end_byte
         ls, le = line_start(text, s), line_end(text, e)
         if text[ls:s].strip() or text[e:le].strip():
             return None
+        after = line_end(text, le)
+        if ls > 0 and not text[line_start(text, ls - 1) : ls].strip() and le < len(text):
+            if not text[le:after].strip():  # blank lines both sides: one is left
+                le = after
         (edit,) = self.fill([Edit(ls, le, "")])
         if not self.ok([edit]):
             edit = Edit(s, e, ":")
             if not self.ok([edit]):
                 return None
         return edit
+
+    def _takeover_if(self, span) -> Edit | None:
+        """``if <test>; then [echo ...;] kill <stored PID>; [sleep N;] fi`` (no elif/else,
+        nothing else in the branch) removed whole: with a flock there is no old run to stop,
+        nor to wait for."""
+        node = self._enclosing_if(span)
+        if node is None or any(k.type in ("elif_clause", "else_clause") for k in node.children):
+            return None
+        kids = node.children
+        then = next((i for i, k in enumerate(kids) if k.type == "then"), None)
+        if then is None or kids[-1].type != "fi":
+            return None
+        body = [k for k in kids[then + 1 : -1] if k.type != "comment"]
+        if not body or not any(k.start_byte <= span.start and span.end <= k.end_byte for k in body):
+            return None
+        for k in body:
+            word = re.match(r"[\w:.-]+", self.text[k.start_byte : k.end_byte])
+            cmd = word.group(0) if word else ""
+            if k.start_byte <= span.start and span.end <= k.end_byte:
+                if cmd != "kill":
+                    return None  # the kill decides something (`if kill ...`): not a plain drop
+            elif cmd not in ("echo", "printf", "logger", "sleep", ":", "true"):
+                return None
+        return self._drop_if(node)
+
+
+def _stops_a_run(signal: str) -> bool:
+    """A signal that ends the process it is sent to (by default): a take-over, not a
+    message to a service such as ``kill -USR1`` (reopen logs) or ``-HUP`` (reload)."""
+    sig = signal.upper().removeprefix("SIG")
+    return sig in ("", "TERM", "KILL", "INT", "QUIT", "15", "9", "2", "3")
 
 
 _PURE = {"dirname", "basename", "id", "cd", "pwd", "hostname", "whoami", "realpath"}
@@ -888,9 +1063,87 @@ class _Python:
         for hook in self.facts.hooks:
             if hook.move_fix is None:
                 hook.move_fix = self._move_hook(hook)
+        for k in self.facts.kills:
+            if k.suggestion is None:
+                k.suggestion = self._takeover(k)
         _safe_drop_rewrites(self.facts, self)
         _advice_fields(self.facts, self.code)
         self._drop_unused_imports()
+
+    # -- LCK108: a take-over of a PID file --------------------------------------------
+    def _takeover(self, k) -> FixTemplate | None:
+        """``if P.exists(): <read the PID>; <say so>; os.kill(old, SIGTERM)``, then the
+        holder's PID written to P (stop the old run, then go on): the ``if`` becomes a flock
+        of P whose busy branch ends the run; the PID record stays, P's removals go (the lock
+        file of a flock is kept)."""
+        text, path = self.text, k.pid_file
+        if path is None or not path.text or not _stops_a_run(k.signal) or self.tree is None:
+            return None
+        name = path.text
+        guard = None
+        for st, (s, e), node, field in self._chain(k.span.start):
+            if isinstance(st, ast.If) and any(
+                _node_span(text, b)[0] <= k.span.start < _node_span(text, b)[1] for b in st.body
+            ):
+                guard = (st, s, e, node, field)
+        if guard is None:
+            return None
+        st, gs, ge, gnode, gfield = guard
+        if st.orelse or name not in ast.unparse(st.test) or st.body[0].lineno <= st.test.end_lineno:
+            return None
+        for b in st.body:  # nothing but the take-over: the PID read, messages, the kill, a wait
+            src = ast.unparse(b)
+            if isinstance(b, ast.Assign) and name in src:
+                continue
+            if isinstance(b, ast.Expr) and isinstance(b.value, ast.Call):
+                fn = ast.unparse(b.value.func)
+                if fn in ("os.kill", "print", "time.sleep") or fn.startswith(("log", "logging.")):
+                    continue
+            if isinstance(b, ast.Pass):
+                continue
+            return None
+        block = getattr(gnode, gfield)
+        later = block[block.index(st) + 1 :]
+        if not any(name in ast.unparse(x) and "getpid" in ast.unparse(x) for x in later):
+            return None  # no PID record of the holder follows: not a PID-file lock
+        ls = line_start(text, gs)
+        if text[ls:gs].strip() or text[ge : line_end(text, ge)].strip():
+            return None
+        moved = synced_reason(path) or script_relative(path)
+        lock = py_path_expr(path) if moved else name
+        if lock is None:
+            return None
+        ind = indent_at(text, gs)
+        body_ind = indent_at(text, _node_span(text, st.body[0])[0])
+        nl = self.nl
+        block_text = (py_lock_dir_lines(self.facts, ind, nl) if moved else "") + (
+            f"{ind}lock_fd = os.open({lock}, os.O_RDWR | os.O_CREAT, 0o600){nl}"
+            f"{ind}try:{nl}"
+            f"{body_ind}fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB){nl}"
+            f"{ind}except BlockingIOError:{nl}"
+            f'{body_ind}print("a previous run still holds the lock: run skipped", file=sys.stderr){nl}'
+            f"{body_ind}sys.exit({self.code}){nl}"
+        )
+        edits = [Edit(ls, line_end(text, ge), block_text)]
+        for rm in self.facts.removals:
+            if not same_path(rm.path, path) or not _ok_span(text, rm.span):
+                continue
+            d = self._drop_stmt(rm.span.start)
+            if d is None and rm.drop_fix is not None and rm.drop_fix.edits:
+                edits.extend(rm.drop_fix.render(code=self.code))
+            elif d is not None:
+                edits.append(d)
+        edits.extend(_import_edits(text, self.tree, ["fcntl", "os", "sys"]))
+        edits = _dedupe(edits)
+        if edits is not None:
+            edits = _dedupe(edits + _unused_import_edits(text, edits))
+        if edits is None or not _python_ok(text, edits):
+            return None
+        return FixTemplate(
+            "Hold an fcntl.flock on the PID file instead of stopping the run recorded in it: "
+            "a failed flock means that run is alive, and this one is skipped",
+            tuple(edits),
+        )
 
     def _drop_unused_imports(self) -> None:
         """The frontend's removal drops (LCK201: ``atexit.register(os.remove, L)``) and the

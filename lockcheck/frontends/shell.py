@@ -2640,16 +2640,6 @@ class _Analyzer:
             skip = busy.status in (0, 75)
             if not skip and not lockish_text(path.render().rstrip("/").rsplit("/", 1)[-1]):
                 return  # `mkdir -p "$OUT" || exit 1`: an output directory that cannot be made
-        fx = None
-        if self.offmap is None:
-            q = _txt(operand)
-            if re.fullmatch(r"\"[^\"`\\]*\"|[\w./${}-]+", q):
-                inner = q[1:-1] if q.startswith('"') else q
-                group = f'{{ mkdir -p {q} && exec 9<>"{inner}/.lock" && flock -n 9; }}'
-                fx = FixTemplate(
-                    "keep the directory and take a flock on a file inside it",
-                    (Edit(self._c(cmd.start_byte), self._c(cmd.end_byte), group),),
-                )
         self.mkdir_p_guards.append(
             (
                 NonExclusiveCreate(
@@ -2658,7 +2648,6 @@ class _Analyzer:
                     "mkdir -p",
                     "-p",
                     busy=busy,
-                    suggestion=fx,
                     function=self._frame_name() or None,
                 ),
                 self._c(cmd.end_byte),
@@ -3248,6 +3237,10 @@ class _Analyzer:
             path = PathExpr(
                 _merge(list(path.parts) + [Part(PartKind.LIT, "/")] + list(name.parts)), path.text
             )
+        # an age test breaks a lock only when the find aims at one (the lock itself, a
+        # lock-like name or directory): a job's own pruning of its tree is not a breaker
+        if age and path.key() not in self.acq_keys and not lockish_text(path.render()):
+            age = False
         saved = self.stale
         if age:
             self.stale = ("age", None)
