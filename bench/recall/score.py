@@ -27,8 +27,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # Codes the recall set does not label: parse errors and unused suppressions (by the
-# labelling brief) and job-definition rules (only scripts are labelled).
+# labelling brief) and, in the script sets, job-definition rules. A job-definition record
+# (set-D: its language is a definition kind) is scored on LCK6xx too.
 IGNORED_PREFIXES = ("LCK000", "LCK001", "LCK6")
+DEFINITION_IGNORED = ("LCK000", "LCK001")
+DEFINITION_KINDS = {
+    "crontab",
+    "systemd",
+    "kubernetes",
+    "github-actions",
+    "gitlab-ci",
+    "nomad",
+    "airflow",
+    "windows-task",
+}
 REQUIRED = ("id", "repo", "commit", "path", "sha256", "language", "split", "labels")
 
 
@@ -54,6 +66,14 @@ class Record:
     @property
     def rid(self) -> str:
         return f"{self.set_name}:{self.data['id']}"
+
+    @property
+    def is_definition(self) -> bool:
+        return self.data["language"] in DEFINITION_KINDS
+
+    @property
+    def ignored(self) -> tuple[str, ...]:
+        return DEFINITION_IGNORED if self.is_definition else IGNORED_PREFIXES
 
     @property
     def relpath(self) -> str:
@@ -157,20 +177,63 @@ def rebuild(records: list[Record], mirror: Path, tree: Path) -> tuple[list[Recor
         dest = tree / rec.relpath
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(blob.stdout)
+        # A definition's context (the timer of a service, the scripts a step runs) is
+        # written beside it so the join sees it; only the labelled file is scored.
+        missing = write_context(rec, gd, tree)
+        if missing:
+            problems.append(f"{rec.rid}: context {missing} not in the snapshot of {repo}")
+            continue
         written.append(rec)
     return written, problems
 
 
-def run_lockcheck(tree: Path) -> tuple[list[dict], set[str]]:
-    """Findings over the tree (one run) and the relative paths lockcheck scanned."""
+def write_context(rec: Record, gd: Path, tree: Path) -> list[str]:
+    """Write the record's context files into its directory; return those missing."""
+    missing = []
+    root = tree / rec.set_name / rec.data["id"]
+    for path in rec.data.get("context", []):
+        spec = f"{rec.data['commit']}:{path}"
+        blob = subprocess.run(["git", "--git-dir", str(gd), "show", spec], capture_output=True)
+        if blob.returncode != 0:
+            missing.append(path)
+            continue
+        dest = root / path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(blob.stdout)
+    return missing
+
+
+def scan_all(tree: Path, written: list[Record]) -> tuple[list[dict], set[str]]:
+    """Findings and scanned paths: a set of scripts in one run over its directory; a set
+    with job definitions record by record, each record's directory being the repository
+    root that its steps and commands resolve against."""
+    findings, scanned = [], set()
+    sets: dict[str, list[Record]] = defaultdict(list)
+    for rec in written:
+        sets[rec.set_name].append(rec)
+    targets = []
+    for set_name, recs in sets.items():
+        if any(r.is_definition for r in recs):
+            targets += [tree / set_name / r.data["id"] for r in recs]
+        else:
+            targets.append(tree / set_name)
+    for target in targets:
+        more, seen = run_lockcheck(tree, target)
+        findings += more
+        scanned |= seen
+    return findings, scanned
+
+
+def run_lockcheck(tree: Path, target: Path) -> tuple[list[dict], set[str]]:
+    """Findings over target (one run) and the tree-relative paths lockcheck scanned."""
     base = [sys.executable, "-m", "lockcheck", "scan", "--isolated", "--select", "ALL"]
-    shown = subprocess.run([*base, "--show-files", str(tree)], capture_output=True, text=True)
+    shown = subprocess.run([*base, "--show-files", str(target)], capture_output=True, text=True)
     if shown.returncode not in (0, 1):
         sys.exit(f"lockcheck --show-files failed ({shown.returncode}): {shown.stderr.strip()}")
     scanned = {_rel(tree, line) for line in shown.stdout.splitlines() if line.strip()}
     out = tree.parent / "findings.json"
     run = subprocess.run(
-        [*base, "--output-format", "json", "--exit-zero", "-o", str(out), str(tree)],
+        [*base, "--output-format", "json", "--exit-zero", "-o", str(out), str(target)],
         capture_output=True,
         text=True,
     )
@@ -194,7 +257,7 @@ def _rel(tree: Path, name: str) -> str:
 
 def match(rec: Record, findings: list[dict]) -> list[dict]:
     """Pair labels with findings of the same code; return the findings left over."""
-    left = [f for f in findings if not f["code"].startswith(IGNORED_PREFIXES)]
+    left = [f for f in findings if not f["code"].startswith(rec.ignored)]
     # Exact lines first, then accepted alternatives, so an alternative never steals
     # the finding another label points at exactly.
     for use_alt in (False, True):
@@ -240,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         tree = Path(tmp) / "tree"
         tree.mkdir()
         written, problems = rebuild(records, args.mirror, tree)
-        findings, scanned = run_lockcheck(tree) if written else ([], set())
+        findings, scanned = scan_all(tree, written) if written else ([], set())
 
     by_file = defaultdict(list)
     for f in findings:
@@ -301,7 +364,10 @@ def main(argv: list[str] | None = None) -> int:
             f"uncertain labels (not scored): {sum(uncertain.values())}, "
             f"{uncertain['matched']} with a matching finding, {uncertain['unmatched']} without"
         )
-    print(f"ignored codes: {', '.join(IGNORED_PREFIXES)}xx")
+    print(
+        f"ignored codes: {', '.join(IGNORED_PREFIXES)}xx in scripts, "
+        f"{', '.join(DEFINITION_IGNORED)} in job definitions"
+    )
     if args.misses:
         for kind, rec, code, line, why in sorted(misses, key=lambda m: (m[1].rid, m[3], m[0])):
             print(
