@@ -698,12 +698,17 @@ class Values:
                             if r[0]:
                                 return r
         for n in self.descendants(node, cst.Name):
-            if n is not node and n.value != "int":
+            if n is not node and n.value != "int" and depth < 6:
                 v = self.lookup(n)
-                if v is not None and not isinstance(v, tuple) and depth < 4:
+                if isinstance(v, tuple) and v[0] == "param":
+                    # `"/proc/%s" % pid` in a helper whose callers pass the pid read
+                    r = self.pid_source(n, depth + 1)
+                elif v is not None and not isinstance(v, tuple):
                     r = self.pid_source(v, depth + 1)
-                    if r[0]:
-                        return r
+                else:
+                    continue
+                if r[0]:
+                    return r
         return False, None
 
     def _open_path(self, opener: Any) -> PathExpr | None:
