@@ -368,6 +368,16 @@ def _created_in(node: ast.AST, plain: bool = False) -> list[ast.expr]:
     return out
 
 
+def _tested_in(node: ast.AST) -> list[ast.expr]:
+    """The names that existence tests inside ``node`` test."""
+    return [
+        a
+        for n in walk(node)
+        if isinstance(n, ast.Call) and _func_name(n.func) in TEST_NAMES
+        for a in _call_targets(n)
+    ]
+
+
 def _tokens(exprs: list[ast.expr]) -> tuple[set[str], set[object]]:
     dumps: set[str] = set()
     words: set[object] = set()
@@ -405,6 +415,8 @@ class _Gate:
         self.module_aliases: dict[str, str] = {}  # local name -> module (os, shutil)
         self.removals: list[tuple[ast.expr, list[ast.expr]]] = []  # (func, target exprs)
         self.exists_ifs: list[ast.If] = []
+        self.call_ifs: list[ast.If] = []
+        self.defs: dict[str, list[ast.AST]] = {}  # the file's functions by name
         self.blocks: list[list[ast.stmt]] = []
         self.open_aliases: set[str] = set()
         self.bare_calls: dict[str, list[ast.Call]] = {}  # f(...) by name
@@ -438,6 +450,10 @@ class _Gate:
             elif t is ast.If:
                 if _has_call(node.test, TEST_NAMES):
                     self.exists_ifs.append(node)
+                elif any(isinstance(n, ast.Call) for n in walk(node.test)):
+                    self.call_ifs.append(node)  # maybe a helper's `return exists(P)`
+            elif t in (ast.FunctionDef, ast.AsyncFunctionDef):
+                self.defs.setdefault(node.name, []).append(node)
             elif t is ast.Import:
                 self._note_aliases(node)
                 for a in node.names:
@@ -579,28 +595,38 @@ class _Gate:
         return False
 
     def _check_then_create(self) -> bool:
-        if not self.exists_ifs:
+        ifs = self.exists_ifs + [
+            i for i in self.call_ifs if self._through_helpers(i.test, _tested_in) != []
+        ]
+        if not ifs:
             return False
         parents: dict[int, list[ast.stmt]] = {}
         for body in self.blocks:
             for st in body:
                 parents[id(st)] = body
         removed = [t for _f, targets in self.removals for t in targets]
-        for ifn in self.exists_ifs:
-            tested = [
-                a
-                for n in walk(ifn.test)
-                if isinstance(n, ast.Call) and _func_name(n.func) in TEST_NAMES
-                for a in _call_targets(n)
-            ]
+        for ifn in ifs:
+            tested = self._through_helpers(ifn.test, _tested_in)
             region: list[ast.stmt] = list(ifn.body)
             body = parents.get(id(ifn))
             if body is not None:
                 region += body[body.index(ifn) + 1 :]
-            created = [t for st in region for t in _created_in(st, plain=True)]
+            created = [
+                t for st in region for t in self._through_helpers(st, _created_in, plain=True)
+            ]
             if self._related(tested, created, removed):
                 return True
         return False
+
+    def _through_helpers(self, node: ast.AST, pick: Any, **kw: Any) -> list[ast.expr]:
+        """``pick(node)``, and ``pick`` of the body of each function of this file that a call
+        in ``node`` runs (the analyser reads tests and creates in small helpers)."""
+        out = list(pick(node, **kw))
+        for n in walk(node):
+            if isinstance(n, ast.Call):
+                for fn in self.defs.get(_func_name(n.func), ()):
+                    out.extend(t for st in fn.body for t in pick(st, **kw))
+        return out
 
     def _related(self, *groups: list[ast.expr]) -> bool:
         """``_related``, also through what the names are bound to (a cleanup helper's

@@ -247,6 +247,31 @@ class Handlers:
                 continue
             acq.released = True
             acq.release_on_every_exit = any(self._every_exit(c, r) for c, r in rms)
+            if not acq.release_on_every_exit and self._handed_out(acq, rms):
+                acq.release_on_every_exit = True  # the caller, not in this file, releases
+
+    def _handed_out(self, acq: Acquire, rms: list[tuple[Any, Removal]]) -> bool:
+        """A lock class's method takes the lock and another method releases it, and nothing
+        outside the class in this file calls the taking method: the lock is handed to a
+        caller this file does not have, whose release cannot be judged here."""
+        cst = self.cst
+        node = self._acq_nodes.get(id(acq))
+        func = self.func_of(node) if node is not None else None
+        cls = self.class_of(func) if isinstance(func, cst.FunctionDef) else None
+        if cls is None or any(self.func_of(c) is func for c, _r in rms):
+            return False
+        seen, todo = set(), [func]
+        while todo:
+            f = todo.pop()
+            if id(f) in seen or len(seen) > 20:
+                continue
+            seen.add(id(f))
+            for site, _m in self.call_sites(f):
+                outer = self.func_of(site)
+                if self.class_of(site) is not cls or not isinstance(outer, cst.FunctionDef):
+                    return False  # a caller in this file: it is judged
+                todo.append(outer)
+        return True
 
     def _every_exit(self, call: Any, r: Removal) -> bool:
         cst = self.cst

@@ -228,6 +228,7 @@ class Processes:
                         break
                     if isinstance(a, cst.FunctionDef):
                         break
+        self._stale_helper_removals()
         # overwrite of the pid file where the holder was judged dead
         for c in self.calls:
             cr = self.creation(c)
@@ -247,6 +248,22 @@ class Processes:
                             )
                         )
                     break
+
+    def _stale_helper_removals(self) -> None:
+        """``self.remove()`` where the holder was judged dead: a simple helper of this file
+        that removes the lock path breaks the lock at that call."""
+        for c in self.calls:
+            for st, pf in self.dead_regions:
+                if not self.within(c, st):
+                    continue
+                p = self.helper_removal(c)
+                if p is not None and (
+                    (pf is not None and self.key(p) == self.key(pf)) or self._is_lock_path(p)
+                ):
+                    self.facts.removals.append(
+                        Removal(p, self.span(c), conditional=True, stale_guard="dead-holder")
+                    )
+                break
 
     def _is_lock_path(self, path: PathExpr | None) -> bool:
         """Acquired in this file, or named like a lock or pid file."""

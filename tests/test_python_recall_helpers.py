@@ -1,0 +1,266 @@
+"""Python recall through the CLI (issue #12): lock tests, creates, removals and PIDs that go
+through a small helper of the same file, each beside the correct or harmless spelling that
+must stay quiet."""
+
+from __future__ import annotations
+
+import textwrap
+
+from helpers import concise_rows, write
+
+
+def lint(cli, tmp_path, src: str, name: str = "job.py") -> set[tuple[str, int]]:
+    """(code, line) of every finding of ``lockcheck scan`` on one script."""
+    write(tmp_path, name, textwrap.dedent(src).lstrip("\n"))
+    _status, out, err = cli("scan", "--isolated", "--select", "ALL", "--output-format", "concise")
+    assert "Traceback" not in err
+    return {(code, line) for _p, line, code in concise_rows(out)}
+
+
+# --------------------------------------------------------------------------- pid through a
+# staticmethod parameter into a /proc test (LCK105)
+
+PROC_VIA_STATICMETHOD = """
+    import os
+    import sys
+
+
+    class PidLock:
+        def __init__(self, path="/var/run/backup/backup.pid"):
+            self.path = path
+            if os.path.exists(self.path):
+                old = PidLock._read_pid(self.path)
+                if PidLock.alive(old):
+                    sys.exit("backup already running as %s" % old)
+            with open(self.path, "w") as f:
+                f.write(str(os.getpid()))
+
+        @staticmethod
+        def _read_pid(name):
+            with open(name) as f:
+                return f.read().strip()
+
+        @staticmethod
+        def alive(pid):
+            return os.path.isdir("/proc/%s" % pid)
+
+
+    PidLock()
+"""
+
+
+def test_pid_reaches_proc_test_through_a_staticmethod_parameter(cli, tmp_path):
+    found = lint(cli, tmp_path, PROC_VIA_STATICMETHOD)
+    assert ("LCK105", 22) in found
+    # never removed, but its PID is tested for a live holder: a pid lock, not a marker
+    assert ("LCK103", 12) in found
+
+
+def test_proc_test_of_pids_not_read_from_a_file_is_quiet(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import sys
+
+
+        class Status:
+            @staticmethod
+            def alive(pid):
+                return os.path.isdir("/proc/%s" % pid)
+
+
+        def main():
+            for pid in sys.argv[1:]:
+                if Status.alive(pid):
+                    print(pid, "running")
+            if not Status.alive(os.getppid()):
+                sys.exit(1)
+
+
+        main()
+        """,
+    )
+    assert not {c for c, _l in found} & {"LCK105", "LCK106", "LCK103"}
+
+
+# --------------------------------------------------------------------------- the existence
+# test, the create and the stale removal in small helpers (LCK103, LCK106)
+
+HELPER_PIDFILE = """
+    import os
+    import sys
+    import time
+
+
+    class Pidfile:
+        def __init__(self, filename="/var/lib/poller/poller.pid"):
+            self.filename = filename
+
+        def exists(self):
+            return os.path.exists(self.filename)
+
+        def read(self):
+            with open(self.filename) as f:
+                return f.read().strip()
+
+        def remove(self):
+            if self.exists():
+                os.remove(self.filename)
+
+        def write(self):
+            if self.exists():
+                raise RuntimeError("pid file %s exists" % self.filename)
+            with open(self.filename, "w") as f:
+                f.write(str(os.getpid()))
+
+        def wait_and_create(self):
+            while self.exists():
+                if not os.path.exists(os.path.join("/proc", self.read())):
+                    self.remove()
+                    break
+                time.sleep(5)
+            self.write()
+
+
+    pidfile = Pidfile()
+    pidfile.wait_and_create()
+    try:
+        print("polling")
+    finally:
+        pidfile.remove()
+"""
+
+
+def test_exists_test_and_stale_removal_in_helper_methods(cli, tmp_path):
+    found = lint(cli, tmp_path, HELPER_PIDFILE)
+    assert ("LCK103", 24) in found  # the open after `if self.exists(): raise`
+    assert ("LCK105", 29) in found
+    assert ("LCK106", 30) in found  # self.remove() after the failed /proc test
+    assert not any(c == "LCK106" and line == 19 for c, line in found)
+
+
+def test_helper_that_makes_a_missing_file_is_quiet(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+
+
+        class Config:
+            def __init__(self, path="/var/lib/poller/settings.ini"):
+                self.path = path
+
+            def exists(self):
+                return os.path.exists(self.path)
+
+            def reset(self):
+                if os.path.exists(self.path):
+                    os.remove(self.path)
+
+            def ensure(self):
+                if not self.exists():
+                    with open(self.path, "w") as f:
+                        f.write("[poller]\\n")
+
+
+        cfg = Config()
+        cfg.ensure()
+        """,
+    )
+    assert not {c for c, _l in found} & {"LCK103", "LCK106", "LCK202"}
+
+
+HELPER_CREATE = """
+    import atexit
+    import os
+    import sys
+
+    PID_PATH = "/var/lib/report/report.pid"
+
+
+    def write_pid(path):
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
+
+
+    def main():
+        if os.path.isfile(PID_PATH):
+            print("report already running")
+            return 1
+        write_pid(PID_PATH)
+        atexit.register(os.remove, PID_PATH)
+        print("report")
+        return 0
+
+
+    sys.exit(main())
+"""
+
+
+def test_create_inside_a_helper_after_the_test(cli, tmp_path):
+    found = lint(cli, tmp_path, HELPER_CREATE)
+    assert ("LCK103", 9) in found  # the helper's open: the creation
+
+
+def test_helper_create_of_another_file_is_quiet(cli, tmp_path):
+    src = HELPER_CREATE.replace("write_pid(PID_PATH)", 'write_pid("/var/lib/report/last.txt")')
+    found = lint(cli, tmp_path, src)
+    assert "LCK103" not in {c for c, _l in found}
+
+
+def test_lock_class_with_no_caller_in_the_file_is_not_judged_for_release(cli, tmp_path):
+    """The class takes the lock in one method and releases it in another; whoever uses it
+    is in another file: its release cannot be judged here (LCK202 quiet), the check-then-
+    create itself is still reported."""
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+
+
+        class RunLock:
+            def __init__(self, path="/var/lib/sync/sync.pid"):
+                self.path = path
+                if os.path.exists(self.path):
+                    raise RuntimeError("sync already running")
+                with open(self.path, "w") as f:
+                    f.write(str(os.getpid()))
+
+            def unlock(self):
+                os.remove(self.path)
+        """,
+    )
+    assert ("LCK103", 9) in found
+    assert "LCK202" not in {c for c, _l in found}
+
+
+def test_lock_class_used_in_the_file_without_finally_is_judged(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+
+
+        class RunLock:
+            def __init__(self, path="/var/lib/sync/sync.pid"):
+                self.path = path
+                if os.path.exists(self.path):
+                    raise RuntimeError("sync already running")
+                with open(self.path, "w") as f:
+                    f.write(str(os.getpid()))
+
+            def unlock(self):
+                os.remove(self.path)
+
+
+        lock = RunLock()
+        print("sync")
+        lock.unlock()
+        """,
+    )
+    assert ("LCK202", 9) in found
