@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from helpers import concise_rows, write
 
 
@@ -264,3 +265,91 @@ def test_lock_class_used_in_the_file_without_finally_is_judged(cli, tmp_path):
         """,
     )
     assert ("LCK202", 9) in found
+
+
+# --------------------------------------------------------------------------- the pid file
+# truncated in place once its holder is judged dead: an overwrite (LCK106)
+
+TRUNCATE_TAKEOVER = {
+    "os.ftruncate after os.read": (
+        """
+        import errno
+        import fcntl
+        import os
+
+
+        def try_lock(path, pid):
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as e:
+                    if e.errno == errno.EWOULDBLOCK:
+                        return -1
+                    raise
+                old = os.read(fd, 20)
+                if old and not os.access("/proc/%d/stat" % int(old), os.F_OK):
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    os.ftruncate(fd, 0)
+                    os.write(fd, str(pid).encode())
+                    return pid
+                return int(old) if old else pid
+            finally:
+                os.close(fd)
+
+
+        try_lock("/var/lib/pkg/pkg.pid", os.getpid())
+        """,
+        18,
+    ),
+    "file.truncate after os.kill(pid, 0)": (
+        """
+        import os
+        import sys
+
+        PIDFILE = "/var/lib/mirror/mirror.pid"
+
+        f = open(PIDFILE, "a+")
+        f.seek(0)
+        old = f.read().strip()
+        if old:
+            try:
+                os.kill(int(old), 0)
+                sys.exit("mirror already running")
+            except ProcessLookupError:
+                f.seek(0)
+                f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        """,
+        15,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRUNCATE_TAKEOVER))
+def test_truncating_the_pid_file_of_a_dead_holder_is_a_stale_overwrite(cli, tmp_path, name):
+    src, line = TRUNCATE_TAKEOVER[name]
+    assert ("LCK106", line) in lint(cli, tmp_path, src)
+
+
+def test_truncating_the_pid_file_after_taking_the_flock_is_quiet(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import fcntl
+        import os
+        import sys
+
+        fd = os.open("/var/lib/pkg/pkg.pid", os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.exit(75)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        print("work")
+        """,
+    )
+    assert "LCK106" not in {c for c, _l in found}

@@ -229,6 +229,7 @@ class Processes:
                     if isinstance(a, cst.FunctionDef):
                         break
         self._stale_helper_removals()
+        self._stale_truncations()
         # overwrite of the pid file where the holder was judged dead
         for c in self.calls:
             cr = self.creation(c)
@@ -248,6 +249,42 @@ class Processes:
                             )
                         )
                     break
+
+    def _truncated_path(self, call: Any) -> PathExpr | None:
+        """The file a truncation empties: ``os.ftruncate(fd, 0)``, ``f.truncate()`` (the file
+        or descriptor traced to its open), ``os.truncate(path, 0)``."""
+        cst = self.cst
+        q = self.call_q(call)
+        if q == "os.truncate":
+            return self.path(self.arg(call, 0, "path"))
+        if q == "os.ftruncate":
+            fd = self.arg(call, 0, "fd")
+        elif self.method(call) == "truncate" and isinstance(call.func, cst.Attribute):
+            fd = call.func.value
+        else:
+            return None
+        op = self.trace_open(fd)
+        return self._open_path(op) if op is not None else None
+
+    def _stale_truncations(self) -> None:
+        """The pid file emptied to be written again where its holder was judged dead (the
+        file kept open and truncated in place): an overwrite of a lock judged stale."""
+        for c in self.calls:
+            for st, pf in self.dead_regions:
+                if not self.within(c, st):
+                    continue
+                p = self._truncated_path(c)
+                if p is not None and pf is not None and self.key(p) == self.key(pf):
+                    self.facts.removals.append(
+                        Removal(
+                            p,
+                            self.span(c),
+                            conditional=True,
+                            stale_guard="dead-holder",
+                            overwrite=True,
+                        )
+                    )
+                break
 
     def _stale_helper_removals(self) -> None:
         """``self.remove()`` where the holder was judged dead: a simple helper of this file

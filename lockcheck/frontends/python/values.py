@@ -675,8 +675,10 @@ class Values:
         for c in self.descendants(node, cst.Call):
             m = self.method(c)
             q = self.call_q(c)
-            if m in ("read", "read_text", "readline", "readlines", "read_bytes") and isinstance(
-                c.func, cst.Attribute
+            if (
+                m in ("read", "read_text", "readline", "readlines", "read_bytes")
+                and isinstance(c.func, cst.Attribute)
+                and q != "os.read"
             ):
                 recv = c.func.value
                 op = self.trace_open(recv)
@@ -716,10 +718,12 @@ class Values:
         if (
             self.method(opener) == "open"
             and isinstance(opener.func, cst.Attribute)
-            and self.call_q(opener) not in ("io.open", "codecs.open")
+            and self.call_q(opener) not in ("io.open", "codecs.open", "os.open")
         ):
             return self.path(opener.func.value)
-        return self.path(self.arg(opener, 0, "file"))
+        return self.path(
+            self.arg(opener, 0, "path" if self.call_q(opener) == "os.open" else "file")
+        )
 
     def key(self, path: PathExpr) -> str:
         cache = self.__dict__.setdefault("_key_cache", {})
