@@ -124,6 +124,12 @@ def _os_call(text: str, word: str) -> bool:
 
 
 _LOCKF = re.compile(r"\blockf\b")  # not lockfile
+# a command asking whether a PID lives: "ps -p %d", "kill -0 {pid}", ["ps", "-p", pid]
+PS_CMD = re.compile(r"(?:^|[\s/])(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)")
+_PS_CMD_TEXT = re.compile(
+    r"""['"](?:[^'"\n]*[\s/])?(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)"""
+    r"""|['"](?:[\w/]*/)?(?:ps['"]\s*,[^\]\n]*['"]-\w*p|kill['"]\s*,\s*['"]-0)"""
+)
 _PROC_PID = re.compile(r"""['"]/proc/?(?:['"]|%|\{)""")  # "/proc/%d", f"/proc/{pid}", "/proc"
 
 
@@ -140,6 +146,8 @@ def may_hold_lock(text: str) -> bool:
         return True
     if "/proc" in text and _PROC_PID.search(text):
         return True  # a liveness test of a PID (LCK105)
+    if ("ps" in text or "kill" in text) and _PS_CMD_TEXT.search(text):
+        return True  # `ps -p PID` / `kill -0 PID` run as a command (LCK105)
     if "FileExistsError" in text and "try" in text:
         return True  # a create that cannot clash under a clash handler (LCK109)
     return "try" in text and (any(t in text for t in _CREATE_TEXT) or _os_call(text, "link"))
@@ -219,6 +227,17 @@ def looks_like_python2(text: str) -> bool:
 
 # names whose import under another name hides the calls the gate looks for
 RENAMED_MATTER = REMOVE_FUNCS | KILL_NAMES | CREATE_NAMES | OPEN_NAMES | TEST_NAMES | {"register"}
+
+
+def _ps_argv(node: ast.List | ast.Tuple) -> bool:
+    """``["ps", "-p", pid]``, ``["kill", "-0", pid]``: a liveness command as a list."""
+    words = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if not words or not node.elts or not isinstance(node.elts[0], ast.Constant):
+        return False
+    prog = words[0].rsplit("/", 1)[-1]
+    if prog == "ps":
+        return any(w.startswith("-") and "p" in w for w in words[1:])
+    return prog == "kill" and "-0" in words[1:]
 
 
 def _func_name(func: ast.expr) -> str:
@@ -444,6 +463,11 @@ class _Gate:
                     or node.value.startswith(("/proc/%", "/proc/{"))
                 ):
                     return "/proc/<pid> test"
+                if isinstance(node.value, str) and PS_CMD.search(node.value):
+                    return "ps -p / kill -0 command"
+            elif t in (ast.List, ast.Tuple):
+                if _ps_argv(node):
+                    return "ps -p / kill -0 command"
             elif t is ast.Call:
                 if self._call(node):
                     return "exclusive open"

@@ -30,11 +30,26 @@ class Helpers:
             recv = f.value.value
             cls = self.class_of(call) if recv in ("self", "cls") else self.classes.get(recv)
             if cls is None:
+                cls = self._instance_class(f.value)
+            if cls is None:
                 return None
             cands = [fn for fn in self.funcs.get(f.attr.value, ()) if self.class_of(fn) is cls]
         else:
             return None
         return cands[0] if len(cands) == 1 else None
+
+    def _instance_class(self, name: Any) -> Any:
+        """The class of this file a name is an instance of (``lock = PidLock()``)."""
+        cst = self.cst
+        v = self.lookup(name)
+        if (
+            isinstance(v, cst.Call)
+            and isinstance(v.func, cst.Name)
+            and v.func.value in self.classes
+        ):
+            if v.func.value not in self.imports:
+                return self.classes[v.func.value]
+        return None
 
     def simple_helper(self, call: Any) -> Any:
         """:meth:`local_callee` when its body is simple: a few statements, no nested
