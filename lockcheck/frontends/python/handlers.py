@@ -15,7 +15,13 @@ from ...model import (
     Removal,
     Span,
 )
-from .calls import CLASH_ERRORS, REMOVE_CALLS, REMOVE_METHODS
+from .calls import (
+    BUSY_ERRORS,
+    CLASH_ERRORS,
+    LIB_BUSY_ERRORS_SUFFIX,
+    REMOVE_CALLS,
+    REMOVE_METHODS,
+)
 
 # what a failed open raises, caught by a handler that is wide enough (LCK406)
 OPEN_ERRORS = set(CLASH_ERRORS) - {"FileExistsError"}
@@ -71,6 +77,20 @@ class Handlers:
         if h is not handler:
             return False  # the open is before the try, or an inner handler checks it
         return not _CONTENTION_TEST.search(self.code(handler.body))
+
+    def lock_object_open_failure_is_busy(self, acquire: Any, busy: Any) -> bool:
+        """LCK406 for a lock object (FileLock, portalocker.Lock, fasteners): its acquire (or
+        ``with``) opens the lock file, so a wide handler that is the busy branch (``except
+        OSError``/``Exception``/bare; filelock's Timeout is an OSError too) also reads a
+        missing directory or a refused open as busy, unless it tells contention apart."""
+        if busy is None:
+            return False
+        _t, h = self.catching_handler(acquire, BUSY_ERRORS, LIB_BUSY_ERRORS_SUFFIX)
+        if h is None or not (self.off(h) <= busy.span.start < h.e):
+            return False  # the busy branch is an `if`, or another handler
+        if not self.handler_names(h) & OPEN_ERRORS:
+            return False  # `except Timeout:` / `except AlreadyLocked:`
+        return not _CONTENTION_TEST.search(self.code(h.body))
 
     def decides(self, stmts: list[Any]) -> bool:
         """The branch skips, exits, returns, retries or takes over."""

@@ -566,6 +566,11 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
                 if isinstance(node, cst.Call) and node is not c:
                     nb = nb or self._nonblocking_kw(node)
                 acq.busy = self._object_busy(node, nb)
+                if kind is not LockKind.EXISTENCE and self.lock_object_open_failure_is_busy(
+                    node, acq.busy
+                ):
+                    acq.open_failure_is_busy = True
+                    acq.open_failure_span = self.span(node)  # its acquire opens the file
                 if isinstance(u, cst.WithItem) or kind is LockKind.EXISTENCE:
                     anchor = u
                 else:
