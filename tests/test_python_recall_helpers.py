@@ -353,3 +353,212 @@ def test_truncating_the_pid_file_after_taking_the_flock_is_quiet(cli, tmp_path):
         """,
     )
     assert "LCK106" not in {c for c, _l in found}
+
+
+# --------------------------------------------------------------------------- `ps -p PID` and
+# `kill -0 PID` run as commands on the stored PID (LCK105)
+
+PIDFILE_READ = """
+    import os
+    import subprocess
+    import sys
+
+    PIDFILE = "/var/lib/backup/backup.pid"
+
+
+    def main():
+        if os.path.exists(PIDFILE):
+            with open(PIDFILE) as f:
+                pid = int(f.read())
+            {test}
+        with open(PIDFILE, "w") as f:
+            f.write(str(os.getpid()))
+        try:
+            print("backup")
+        finally:
+            os.remove(PIDFILE)
+
+
+    main()
+"""
+
+PS_SPELLINGS = {
+    "run, list": 'if subprocess.run(["ps", "-p", str(pid)]).returncode == 0: sys.exit(1)',
+    "call, kill -0 string": 'if subprocess.call("kill -0 %d" % pid, shell=True) == 0: sys.exit(1)',
+    "os.system, f-string": 'if os.system(f"ps -p {pid} > /dev/null") == 0: sys.exit(1)',
+    "check_output, ps -o": (
+        'out = subprocess.check_output(["/bin/ps", "-o", "comm=", "-p", str(pid)])\n'
+        "            if out.strip(): sys.exit(1)"
+    ),
+    "popen, readlines": (
+        'lines = os.popen("/bin/ps -p %d" % pid).readlines()\n'
+        "            if len(lines) > 1: sys.exit(1)"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PS_SPELLINGS))
+def test_ps_or_kill_0_command_on_the_stored_pid_is_a_liveness_check(cli, tmp_path, name):
+    src = PIDFILE_READ.replace("{test}", PS_SPELLINGS[name])
+    assert ("LCK105", 12) in lint(cli, tmp_path, src)
+
+
+def test_ps_of_a_pid_not_read_from_a_file_is_quiet(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import subprocess
+        import sys
+
+        parent = os.getppid()
+        if subprocess.run(["ps", "-p", str(parent)]).returncode != 0:
+            sys.exit("parent gone")
+        for pid in sys.argv[1:]:
+            out = subprocess.check_output("ps -o comm= -p %s" % pid, shell=True)
+            if out.strip():
+                print(pid, out.decode().strip())
+        """,
+    )
+    assert "LCK105" not in {c for c, _l in found}
+
+
+# --------------------------------------------------------------------------- one-line
+# compound statements: `except OSError: sys.exit(0)` reads like the indented handler
+
+ONE_LINE = {
+    "flock, except on one line": (
+        """
+        import fcntl
+        import os
+        import sys
+
+        try:
+            fd = os.open("/var/lib/job/job.lock", os.O_CREAT | os.O_RDWR)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError: sys.exit(0)
+        print("work")
+        """,
+        {("LCK401", 8), ("LCK406", 6)},
+    ),
+    "mkdir, try and except on one line each": (
+        """
+        import os
+        import sys
+
+        try: os.mkdir("/var/lib/job/lock")
+        except FileExistsError: sys.exit(0)
+        try:
+            print("work")
+        finally:
+            os.rmdir("/var/lib/job/lock")
+        """,
+        {("LCK101", 4), ("LCK401", 5)},
+    ),
+    "if not acquire on one line": (
+        """
+        import sys
+
+        from filelock import SoftFileLock
+
+        lock = SoftFileLock("/var/lib/job/job.lock")
+        if not lock.acquire(timeout=0): sys.exit()
+        print("work")
+        """,
+        {("LCK401", 6)},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_LINE))
+def test_one_line_busy_branch_reads_like_an_indented_one(cli, tmp_path, name):
+    src, expected = ONE_LINE[name]
+    found = lint(cli, tmp_path, src)
+    assert expected <= found
+    assert "LCK107" not in {c for c, _l in found}
+
+
+def test_one_line_busy_branch_with_a_distinct_code_is_quiet(cli, tmp_path):
+    src = ONE_LINE["mkdir, try and except on one line each"][0].replace("exit(0)", "exit(75)")
+    found = lint(cli, tmp_path, src)
+    assert ("LCK101", 4) in found
+    assert not {c for c, _l in found} & {"LCK401", "LCK402", "LCK107"}
+
+
+# --------------------------------------------------------------------------- lock objects
+# whose acquire opens the file, under a wide handler that is the busy branch (LCK406)
+
+OBJECT_LOCK_WIDE_HANDLER = {
+    "FileLock.acquire, except Exception": (
+        """
+        import sys
+
+        from filelock import FileLock
+
+        lock = FileLock("/run/user/1000/sync.lock")
+        try:
+            lock.acquire(timeout=0)
+        except Exception:
+            print("sync already running")
+            sys.exit(75)
+        print("sync")
+        """,
+        7,
+    ),
+    "with FileLock, bare except": (
+        """
+        import sys
+
+        import filelock
+
+        try:
+            with filelock.FileLock("/run/user/1000/sync.lock", timeout=0):
+                print("sync")
+        except:
+            sys.exit(75)
+        """,
+        6,
+    ),
+    "portalocker.Lock, except Exception": (
+        """
+        import sys
+
+        import portalocker
+
+        try:
+            with portalocker.Lock("/var/lib/sync/sync.lock", fail_when_locked=True, timeout=0):
+                print("sync")
+        except Exception as e:
+            print("busy:", e)
+            sys.exit(75)
+        """,
+        6,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OBJECT_LOCK_WIDE_HANDLER))
+def test_lock_object_under_a_wide_busy_handler_reads_open_failure_as_busy(cli, tmp_path, name):
+    src, line = OBJECT_LOCK_WIDE_HANDLER[name]
+    assert ("LCK406", line) in lint(cli, tmp_path, src)
+
+
+@pytest.mark.parametrize(
+    "name, contention",
+    [
+        ("FileLock.acquire, except Exception", "Timeout"),
+        ("with FileLock, bare except", "filelock.Timeout"),
+        ("portalocker.Lock, except Exception", "portalocker.exceptions.AlreadyLocked"),
+    ],
+)
+def test_lock_object_whose_handler_catches_only_contention_is_quiet(
+    cli, tmp_path, name, contention
+):
+    src, _line = OBJECT_LOCK_WIDE_HANDLER[name]
+    src = src.replace("except Exception", f"except {contention}").replace(
+        "except:", f"except {contention}:"
+    )
+    if contention == "Timeout":
+        src = src.replace("import FileLock", "import FileLock, Timeout")
+    assert "LCK406" not in {c for c, _l in lint(cli, tmp_path, src)}
