@@ -298,6 +298,33 @@ finally:
     m.drop()
 """
     assert ("LCK103", 15) in codes_at(tested_in_helper)
+    # the path built by a helper, once through a variable and once called again
+    path_from_helper = """\
+import os
+import sys
+
+RUN_DIR = "/var/lib/report"
+
+
+def flag_path(name):
+    return os.path.join(RUN_DIR, name + ".flag")
+
+
+def main():
+    p = flag_path("active")
+    if os.path.exists(p):
+        sys.exit("report already running")
+    with open(flag_path("active"), "w") as f:
+        f.write(str(os.getpid()))
+    try:
+        print("report")
+    finally:
+        os.remove(p)
+
+
+main()
+"""
+    assert ("LCK103", 15) in codes_at(path_from_helper)
 
 
 def test_what_a_script_creates_still_counts_when_an_anchor_is_found_first():

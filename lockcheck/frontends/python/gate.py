@@ -686,6 +686,14 @@ class _Gate:
         ``self.X`` to their values, the arguments of the path functions it knows; any other
         call or attribute is unknown to it (its spelling alone identifies the path)."""
         if isinstance(n, ast.Call):
+            defs = self.defs.get(_func_name(n.func), ())
+            if defs:  # a helper of this file building the path: what it returns
+                return [
+                    r.value
+                    for fn in defs
+                    for r in walk(fn)
+                    if isinstance(r, ast.Return) and r.value is not None
+                ] + [*n.args, *(k.value for k in n.keywords)]
             if _func_name(n.func) not in PATH_CALLS:
                 return []
             out = [*n.args, *(k.value for k in n.keywords)]

@@ -77,7 +77,10 @@ class Helpers:
         v = self.lookup(node)
         if not (isinstance(v, tuple) and v[0] == "param" and v[1] is fn):
             return node
-        param = v[2]
+        return self.param_arg(call, fn, v[2])
+
+    def param_arg(self, call: Any, fn: Any, param: Any) -> Any:
+        """What ``call`` passes for ``param`` of ``fn`` (or the parameter's default)."""
         params = list(fn.params.params)
         val = self.arg(call, None, param.name.value)
         if val is None and param in params:
@@ -116,6 +119,36 @@ class Helpers:
             and isinstance(st.body[0], cst.Expr)
             and isinstance(st.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
         )
+
+    def returned_parts(self, call: Any, depth: int) -> list[Any] | None:
+        """The path parts a simple helper returns (``def lock_path(name): return
+        os.path.join(RUN_DIR, name + ".lock")``), its parameters read as this call passes
+        them; None unless every ``return`` gives the same."""
+        cst = self.cst
+        fn = self.simple_helper(call)
+        if fn is None or id(fn) in self._resolving:
+            return None
+        rets = [
+            r.value
+            for r in self.descendants(fn.body, cst.Return)
+            if r.value is not None and self.func_of(r) is fn
+        ]
+        if not rets:
+            return None
+        bound = {}
+        for p in self._params(fn):
+            a = self.param_arg(call, fn, p)
+            if a is not None:
+                bound[id(p)] = a
+        saved = self._bound_params
+        self._bound_params = {**saved, **bound}
+        self._resolving.add(id(fn))
+        try:
+            resolved = {tuple(self._parts(r, depth + 1)) for r in rets}
+        finally:
+            self._resolving.discard(id(fn))
+            self._bound_params = saved
+        return list(next(iter(resolved))) if len(resolved) == 1 else None
 
     def helper_test(self, call: Any) -> tuple[Any, Any] | None:
         """(fn, returned expression) for a call of a helper whose body is ``return X``."""

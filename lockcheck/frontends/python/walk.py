@@ -89,6 +89,7 @@ class Walk:
         self._work = 0
         self._param_cache: dict[int, list[list[Part]]] = {}
         self._resolving: set[int] = set()
+        self._bound_params: dict[int, Any] = {}  # a helper's parameters, as one call passes them
         self._choice: dict[int, int] = {}
         self._variants: dict[int, tuple[PathExpr, list[PathExpr]]] = {}
         self._keep: list[Any] = []
