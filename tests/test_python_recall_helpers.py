@@ -562,3 +562,141 @@ def test_lock_object_whose_handler_catches_only_contention_is_quiet(
     if contention == "Timeout":
         src = src.replace("import FileLock", "import FileLock, Timeout")
     assert "LCK406" not in {c for c, _l in lint(cli, tmp_path, src)}
+
+
+# --------------------------------------------------------------------------- lock paths built
+# by a helper of the same file, or from the script's name (LCK501, LCK502)
+
+HELPER_PATHS = {
+    "tempfile dir and a name argument": (
+        """
+        import fcntl
+        import os
+        import sys
+        import tempfile
+
+
+        def lock_path(name):
+            return os.path.join(tempfile.gettempdir(), name + ".lock")
+
+
+        f = open(lock_path("nightly-report"), "w")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.exit(75)
+        print("report")
+        """,
+        ("LCK502", 11),
+    ),
+    "beside the script, pathlib": (
+        """
+        import fcntl
+        import sys
+        from pathlib import Path
+
+
+        class Job:
+            def lock_file(self):
+                return Path(__file__).resolve().parent / "job.lock"
+
+            def run(self):
+                with open(self.lock_file(), "a") as f:
+                    try:
+                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        sys.exit(75)
+                    print("work")
+
+
+        Job().run()
+        """,
+        ("LCK501", 11),
+    ),
+    "/tmp and the script's name without its extension": (
+        """
+        import atexit
+        import os
+        import sys
+
+        name = os.path.splitext(os.path.split(sys.argv[0])[-1])[0]
+        pidfile = os.path.join("/tmp/", name + ".pid")
+        if os.path.exists(pidfile):
+            sys.exit("already running")
+        with open(pidfile, "w") as f:
+            f.write(str(os.getpid()))
+        atexit.register(os.remove, pidfile)
+        """,
+        ("LCK502", 9),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELPER_PATHS))
+def test_lock_path_built_by_a_helper_or_from_the_script_name(cli, tmp_path, name):
+    src, expected = HELPER_PATHS[name]
+    assert expected in lint(cli, tmp_path, src)
+
+
+@pytest.mark.parametrize(
+    "name, private",
+    [
+        ("tempfile dir and a name argument", 'os.environ["XDG_RUNTIME_DIR"]'),
+        ("beside the script, pathlib", 'Path("/var/lib/job")'),
+        ("/tmp and the script's name without its extension", '"/var/lib/job/"'),
+    ],
+)
+def test_helper_built_private_lock_path_is_quiet(cli, tmp_path, name, private):
+    src, (code, _line) = HELPER_PATHS[name]
+    src = (
+        src.replace("tempfile.gettempdir()", private)
+        .replace('Path(__file__).resolve().parent / "job.lock"', f'{private} / "job.lock"')
+        .replace('"/tmp/"', private)
+    )
+    assert code not in {c for c, _l in lint(cli, tmp_path, src)}
+
+
+# --------------------------------------------------------------------------- the open that
+# gave `self.fh` is the one before the use in the same method
+
+PLATFORM_BRANCHES = """
+    import os
+    import sys
+
+    import fcntl
+
+    LOCK_PATH = os.path.join(os.path.abspath(os.path.dirname(sys.argv[0])), "lock")
+
+
+    class SingleInstance:
+        def __init__(self):
+            self.fh = None
+            self.running = False
+            if sys.platform == "win32":
+                self.fh = os.open("C:/ProgramData/job/job.lock", os.O_CREAT | os.O_RDWR)
+            else:
+                try:
+                    self.fh = open(LOCK_PATH, "w")
+                    fcntl.lockf(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    {handler}
+
+
+    if SingleInstance().running:
+        sys.exit("already running")
+"""
+
+
+def test_lockf_path_comes_from_the_open_in_its_own_branch(cli, tmp_path):
+    src = PLATFORM_BRANCHES.replace("{handler}", "self.running = True")
+    found = lint(cli, tmp_path, src)
+    assert ("LCK501", 17) in found  # beside the script, not the Windows path
+    assert ("LCK406", 17) in found  # the same handler catches the open's errors
+
+
+def test_handler_that_asks_whether_the_open_succeeded_is_not_lck406(cli, tmp_path):
+    handler = "if self.fh is None:\n                        raise\n"
+    handler += "                    self.running = True"
+    found = lint(cli, tmp_path, PLATFORM_BRANCHES.replace("{handler}", handler))
+    assert ("LCK501", 17) in found
+    assert "LCK406" not in {c for c, _l in found}

@@ -76,7 +76,23 @@ class Handlers:
         _t, h = self.catching_handler(opener, OPEN_ERRORS)
         if h is not handler:
             return False  # the open is before the try, or an inner handler checks it
+        if self._tests_opened(opener, handler):
+            return False
         return not _CONTENTION_TEST.search(self.code(handler.body))
+
+    def _tests_opened(self, opener: Any, handler: Any) -> bool:
+        """The handler asks whether the open got a file (``if self.fh is not None:`` busy,
+        else ``raise``): a failed open is told apart from contention."""
+        cst = self.cst
+        par = self.up(opener)
+        if not isinstance(par, cst.Assign) or len(par.targets) != 1:
+            return False
+        target = par.targets[0].target
+        for ifn in self.descendants(handler.body, cst.If):
+            for n in self.descendants(ifn.test):
+                if isinstance(n, (cst.Name, cst.Attribute)) and self._same_ref(n, target):
+                    return True
+        return False
 
     def lock_object_open_failure_is_busy(self, acquire: Any, busy: Any) -> bool:
         """LCK406 for a lock object (FileLock, portalocker.Lock, fasteners): its acquire (or

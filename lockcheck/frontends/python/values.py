@@ -662,9 +662,16 @@ class Values:
             and node.value.value == "self"
         ):
             cls = self.class_of(node)
-            for v in self.attr_assigns.get(
-                (id(cls) if cls is not None else 0, node.attr.value), []
-            ):
+            vals = self.attr_assigns.get((id(cls) if cls is not None else 0, node.attr.value), [])
+            # `self.fh = os.open(...)` in one branch, `self.fh = open(...)` in another: the
+            # assignment before this use in the same method first, the nearest one first
+            func, at = self.func_of(node), self.off(node)
+            here = sorted(
+                (v for v in vals if self.func_of(v) is func and self.off(v) < at),
+                key=self.off,
+                reverse=True,
+            )
+            for v in here + [v for v in vals if v not in here]:
                 r = self.trace_open(v, depth + 1)
                 if r is not None:
                     return r
