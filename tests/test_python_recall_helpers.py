@@ -700,3 +700,43 @@ def test_handler_that_asks_whether_the_open_succeeded_is_not_lck406(cli, tmp_pat
     found = lint(cli, tmp_path, PLATFORM_BRANCHES.replace("{handler}", handler))
     assert ("LCK501", 17) in found
     assert "LCK406" not in {c for c, _l in found}
+
+
+# --------------------------------------------------------------------------- fasteners'
+# decorators hold a lockf lock around each call (LCK502 where it lies)
+
+FASTENERS_DECORATED = {
+    "module attribute": """
+        import fasteners
+
+
+        @fasteners.interprocess_locked("/tmp/report.lock")
+        def build_report():
+            print("report")
+
+
+        build_report()
+    """,
+    "imported name, write lock": """
+        from fasteners import interprocess_write_locked
+
+
+        @interprocess_write_locked("/tmp/report.lock")
+        def build_report():
+            print("report")
+
+
+        build_report()
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FASTENERS_DECORATED))
+def test_fasteners_decorator_is_a_lock(cli, tmp_path, name):
+    assert ("LCK502", 4) in lint(cli, tmp_path, FASTENERS_DECORATED[name])
+
+
+@pytest.mark.parametrize("name", sorted(FASTENERS_DECORATED))
+def test_fasteners_decorator_in_a_private_directory_is_quiet(cli, tmp_path, name):
+    src = FASTENERS_DECORATED[name].replace("/tmp/report.lock", "/var/lib/report/report.lock")
+    assert lint(cli, tmp_path, src) == set()
