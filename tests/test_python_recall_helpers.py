@@ -740,3 +740,74 @@ def test_fasteners_decorator_is_a_lock(cli, tmp_path, name):
 def test_fasteners_decorator_in_a_private_directory_is_quiet(cli, tmp_path, name):
     src = FASTENERS_DECORATED[name].replace("/tmp/report.lock", "/var/lib/report/report.lock")
     assert lint(cli, tmp_path, src) == set()
+
+
+# --------------------------------------------------------------------------- a helper raises
+# its own error on the busy path and the caller's handler goes on (LCK401); a release that
+# checks the PID is its own removes nothing in the losing run (no LCK203)
+
+RAISED_TO_CALLER = """
+    import errno
+    import logging
+    import os
+
+
+    class LockExists(Exception):
+        pass
+
+
+    def take(path):
+        try:
+            with open(path, "x") as f:
+                f.write(str(os.getpid()))
+        except OSError as e:
+            if e.errno == errno.EEXIST:
+                raise LockExists(path) from e
+            raise
+
+
+    def release(path):
+        with open(path) as f:
+            if int(f.read()) == os.getpid():
+                os.unlink(path)
+
+
+    def main():
+        path = "/var/lib/bot/bot.pid"
+        try:
+            take(path)
+        except LockExists:
+            logging.error("bot already running")
+        else:
+            print("bot")
+        finally:
+            release(path)
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_custom_error_raised_on_the_busy_path_and_logged_by_the_caller(cli, tmp_path):
+    found = lint(cli, tmp_path, RAISED_TO_CALLER)
+    assert ("LCK101", 12) in found
+    assert ("LCK401", 31) in found  # logging.error, nothing configured: exits 0
+    assert "LCK203" not in {c for c, _l in found}  # release checks the PID is its own
+
+
+def test_custom_error_that_the_caller_turns_into_a_skip_code_is_quiet(cli, tmp_path):
+    src = RAISED_TO_CALLER.replace(
+        'logging.error("bot already running")', 'raise SystemExit("bot already running")'
+    )
+    found = lint(cli, tmp_path, src)
+    assert ("LCK101", 12) in found
+    assert not {c for c, _l in found} & {"LCK401", "LCK402"}
+
+
+def test_release_without_the_pid_check_in_the_caller_finally_is_lck203(cli, tmp_path):
+    src = RAISED_TO_CALLER.replace(
+        "            if int(f.read()) == os.getpid():\n                os.unlink(path)",
+        "            f.read()\n        os.unlink(path)",
+    )
+    assert "LCK203" in {c for c, _l in lint(cli, tmp_path, src)}

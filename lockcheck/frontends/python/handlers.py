@@ -341,7 +341,7 @@ class Handlers:
         cst = self.cst
         self._hook_pending: list[tuple[ReleaseHook, list[Any]]] = []
         for c, r in self.removal_calls:
-            if r.via == "finally":
+            if r.via == "finally" and not self._owner_checked(c):
                 tr = None
                 for a in self.ancestors(c):
                     if (
@@ -381,7 +381,7 @@ class Handlers:
                         if isinstance(c.func, cst.Attribute) and self.class_of(f) is None:
                             continue
                         for rc, r in self.removal_calls:
-                            if self.func_of(rc) is f:
+                            if self.func_of(rc) is f and not self._owner_checked(rc):
                                 active = [
                                     a for a in self.facts.acquires if self._busy_inside(a, tr)
                                 ]
@@ -393,6 +393,22 @@ class Handlers:
                                         active,
                                     )
                                 )
+
+    def _owner_checked(self, call: Any) -> bool:
+        """The removal runs only when the PID in the file is this process's own (``if
+        int(f.read()) == os.getpid():``): a run that did not take the lock removes nothing."""
+        cst = self.cst
+        for a in self.ancestors(call):
+            if isinstance(a, cst.FunctionDef):
+                return False
+            if isinstance(a, cst.If) and self.within(call, a.body):
+                if "getpid" in self.code(a.test):
+                    return True
+                for n in self.descendants(a.test, cst.Name):
+                    v = self.lookup(n)
+                    if v is not None and not isinstance(v, tuple) and "getpid" in self.code(v):
+                        return True
+        return False
 
     def _try_kw_span(self, tr: Any) -> tuple:
         sp = self.span(tr)
