@@ -811,3 +811,73 @@ def test_release_without_the_pid_check_in_the_caller_finally_is_lck203(cli, tmp_
         "            f.read()\n        os.unlink(path)",
     )
     assert "LCK203" in {c for c, _l in lint(cli, tmp_path, src)}
+
+
+# --------------------------------------------------------------------------- `if e.errno !=
+# EEXIST: raise`, then the clash itself retries, times out or exits (LCK101)
+
+EEXIST_GUARD = """
+    import errno
+    import os
+    import sys
+    import time
+
+    LOCK = "/var/lib/export/export.lock"
+
+
+    def acquire(timeout=60):
+        start = time.time()
+        while True:
+            try:
+                return os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_RDWR)
+            except OSError as e:
+                if e.errno != errno.EEXIST:
+                    raise
+                {clash}
+
+
+    fd = acquire()
+    try:
+        print("export")
+    finally:
+        os.close(fd)
+        os.unlink(LOCK)
+"""
+
+
+@pytest.mark.parametrize(
+    "clash",
+    [
+        'if time.time() - start > timeout:\n                    raise RuntimeError("timeout")\n'
+        "                time.sleep(1)",
+        'sys.exit("export already running")',
+    ],
+)
+def test_clash_after_an_eexist_guard_is_an_existence_lock(cli, tmp_path, clash):
+    found = lint(cli, tmp_path, EEXIST_GUARD.replace("{clash}", clash))
+    assert ("LCK101", 13) in found
+
+
+def test_eexist_guard_with_nothing_after_accepts_the_directory(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import errno
+        import os
+
+
+        def ensure_dir(path):
+            try:
+                os.makedirs(path)
+            except OSError as e:
+                if e.errno != errno.EEXIST:
+                    raise
+
+
+        ensure_dir("/var/lib/export/out")
+        with open("/var/lib/export/out/data.csv", "w") as f:
+            f.write("a,b\\n")
+        """,
+    )
+    assert "LCK101" not in {c for c, _l in found}

@@ -212,7 +212,13 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
             path = self.path(pnode)
             end = self.find_end(stmts)
             if end is not None and self._tolerates_eexist(h, end):
-                continue
+                # `if e.errno != EEXIST: raise`, then what the clash does: a timeout raise or
+                # an exit, or the retry of an enclosing loop; nothing after: the name is
+                # accepted (an ensure-dir helper)
+                stmts = self._after_eexist_guard(stmts, end)
+                end = self.find_end(stmts)
+                if end is None and not (stmts and self._retried(t)):
+                    continue
             if end is not None and end.kind == "return" and self._result_ignored(end.node):
                 continue  # make-if-missing helper: no caller decides anything on the clash
             if end is None and self._recreates(stmts, path):
@@ -294,6 +300,23 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
                     function=self._fname(c),
                 )
             )
+
+    def _after_eexist_guard(self, stmts: list[Any], end: _Entry) -> list[Any]:
+        """The handler's statements after the one holding the re-raise of other errors."""
+        for i, st in enumerate(stmts):
+            if self.within(end.node, st):
+                return stmts[i + 1 :]
+        return []
+
+    def _retried(self, tr: Any) -> bool:
+        """The try is the body of a ``while`` loop of its function (each clash tries again)."""
+        cst = self.cst
+        for a in self.ancestors(tr):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(a, cst.While):
+                return True
+        return False
 
     def _result_ignored(self, ret: Any) -> bool:
         """``ret`` returns from a function (not the entry point) that every caller in this
