@@ -54,19 +54,25 @@ class Helpers:
     def simple_helper(self, call: Any) -> Any:
         """:meth:`local_callee` when its body is simple: a few statements, no nested
         function or class, and it is not the function the call is in (recursion)."""
-        cst = self.cst
         fn = self.local_callee(call)
         if fn is None or self.within(call, fn):
             return None
+        cache = self.__dict__.setdefault("_simple_fns", {})
+        if id(fn) not in cache:
+            cache[id(fn)] = self._is_simple(fn)
+        return fn if cache[id(fn)] else None
+
+    def _is_simple(self, fn: Any) -> bool:
+        cst = self.cst
         count = 0
         for st in self.descendants(fn.body):
             if isinstance(st, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return None
+                return False
             if isinstance(st, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 count += 1
                 if count > MAX_HELPER_STMTS:
-                    return None
-        return fn
+                    return False
+        return True
 
     def helper_arg(self, call: Any, fn: Any, node: Any) -> Any:
         """``node`` as the call passes it: a parameter of ``fn`` becomes the call's argument
