@@ -231,6 +231,9 @@ class Acquire:
     # `exec`, or the open call inside the `try`.  Frontends leave it False when the handler
     # tells contention apart (`except BlockingIOError`, `EWOULDBLOCK`/`EAGAIN`, `ELOCKED`).
     open_failure_is_busy: bool = False
+    # LCK406's line when the open is neither ``open_span`` nor ``span`` (a lock object's
+    # acquire, which opens the file, apart from its construction)
+    open_failure_span: Span | None = None
     open_check_fix: FixTemplate | None = None  # LCK406: checks the open on its own (shown only)
     # a named OS mutex (no file: path is None): its name as written, when it is a literal
     mutex_name: str | None = None

@@ -240,6 +240,93 @@ main()
     assert {"LCK103", "LCK401"} <= {code for code, _line in codes_at(src)}
 
 
+def test_check_then_create_through_helpers_is_analysed():
+    # neither name is lock-like, no lock library: the test is in one helper (`return
+    # exists(P)`), the create in another; the gate must let the file through
+    created_in_helper = """\
+import atexit
+import os
+import sys
+
+MARK = "/var/lib/report/active.flag"
+
+
+def write_mark(path):
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+
+
+def main():
+    if os.path.isfile(MARK):
+        print("report already running")
+        return 1
+    write_mark(MARK)
+    atexit.register(os.remove, MARK)
+    return 0
+
+
+sys.exit(main())
+"""
+    assert ("LCK103", 9) in codes_at(created_in_helper)
+    tested_in_helper = """\
+import os
+import sys
+
+
+class Mark:
+    def __init__(self, path="/var/lib/report/active.flag"):
+        self.path = path
+
+    def present(self):
+        return os.path.exists(self.path)
+
+    def take(self):
+        if self.present():
+            sys.exit("busy")
+        with open(self.path, "w") as f:
+            f.write("1")
+
+    def drop(self):
+        os.remove(self.path)
+
+
+m = Mark()
+m.take()
+try:
+    print("work")
+finally:
+    m.drop()
+"""
+    assert ("LCK103", 15) in codes_at(tested_in_helper)
+    # the path built by a helper, once through a variable and once called again
+    path_from_helper = """\
+import os
+import sys
+
+RUN_DIR = "/var/lib/report"
+
+
+def flag_path(name):
+    return os.path.join(RUN_DIR, name + ".flag")
+
+
+def main():
+    p = flag_path("active")
+    if os.path.exists(p):
+        sys.exit("report already running")
+    with open(flag_path("active"), "w") as f:
+        f.write(str(os.getpid()))
+    try:
+        print("report")
+    finally:
+        os.remove(p)
+
+
+main()
+"""
+    assert ("LCK103", 15) in codes_at(path_from_helper)
+
+
 def test_what_a_script_creates_still_counts_when_an_anchor_is_found_first():
     # /tmp/stats.pid is made by this script (prepare, which names nothing lock-like itself):
     # removing it is no LCK107.  The gate meets the flock first; the slicer must still learn

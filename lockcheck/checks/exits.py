@@ -140,7 +140,7 @@ def lock_open_failure_read_as_busy(ctx: Context):
             what = "busy handler also catches open errors"
         yield ctx.finding(
             "LCK406",
-            acq.open_span or acq.span,
+            acq.open_failure_span or acq.open_span or acq.span,
             f"{what}: a lock file that cannot be opened reads as busy on every run",
             suggestion=shown(acq.open_check_fix),
         )

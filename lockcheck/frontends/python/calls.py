@@ -267,4 +267,22 @@ class Calls:
         "portalocker.utils.Lock": (LockKind.FLOCK, "portalocker.Lock"),
         "fasteners.InterProcessLock": (LockKind.LOCKF, "fasteners.InterProcessLock"),
         "fasteners.process_lock.InterProcessLock": (LockKind.LOCKF, "fasteners.InterProcessLock"),
+        # decorators that hold the lock around each call of the function
+        "fasteners.interprocess_locked": (LockKind.LOCKF, "fasteners.interprocess_locked"),
+        "fasteners.process_lock.interprocess_locked": (
+            LockKind.LOCKF,
+            "fasteners.interprocess_locked",
+        ),
+        "fasteners.InterProcessReaderWriterLock": (
+            LockKind.LOCKF,
+            "fasteners.InterProcessReaderWriterLock",
+        ),
+        "fasteners.interprocess_read_locked": (
+            LockKind.LOCKF,
+            "fasteners.interprocess_read_locked",
+        ),
+        "fasteners.interprocess_write_locked": (
+            LockKind.LOCKF,
+            "fasteners.interprocess_write_locked",
+        ),
     }

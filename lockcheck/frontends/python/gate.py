@@ -124,6 +124,12 @@ def _os_call(text: str, word: str) -> bool:
 
 
 _LOCKF = re.compile(r"\blockf\b")  # not lockfile
+# a command asking whether a PID lives: "ps -p %d", "kill -0 {pid}", ["ps", "-p", pid]
+PS_CMD = re.compile(r"(?:^|[\s/])(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)")
+_PS_CMD_TEXT = re.compile(
+    r"""['"](?:[^'"\n]*[\s/])?(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)"""
+    r"""|['"](?:[\w/]*/)?(?:ps['"]\s*,[^\]\n]*['"]-\w*p|kill['"]\s*,\s*['"]-0)"""
+)
 _PROC_PID = re.compile(r"""['"]/proc/?(?:['"]|%|\{)""")  # "/proc/%d", f"/proc/{pid}", "/proc"
 
 
@@ -140,6 +146,8 @@ def may_hold_lock(text: str) -> bool:
         return True
     if "/proc" in text and _PROC_PID.search(text):
         return True  # a liveness test of a PID (LCK105)
+    if ("ps" in text or "kill" in text) and _PS_CMD_TEXT.search(text):
+        return True  # `ps -p PID` / `kill -0 PID` run as a command (LCK105)
     if "FileExistsError" in text and "try" in text:
         return True  # a create that cannot clash under a clash handler (LCK109)
     return "try" in text and (any(t in text for t in _CREATE_TEXT) or _os_call(text, "link"))
@@ -219,6 +227,17 @@ def looks_like_python2(text: str) -> bool:
 
 # names whose import under another name hides the calls the gate looks for
 RENAMED_MATTER = REMOVE_FUNCS | KILL_NAMES | CREATE_NAMES | OPEN_NAMES | TEST_NAMES | {"register"}
+
+
+def _ps_argv(node: ast.List | ast.Tuple) -> bool:
+    """``["ps", "-p", pid]``, ``["kill", "-0", pid]``: a liveness command as a list."""
+    words = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if not words or not node.elts or not isinstance(node.elts[0], ast.Constant):
+        return False
+    prog = words[0].rsplit("/", 1)[-1]
+    if prog == "ps":
+        return any(w.startswith("-") and "p" in w for w in words[1:])
+    return prog == "kill" and "-0" in words[1:]
 
 
 def _func_name(func: ast.expr) -> str:
@@ -368,6 +387,16 @@ def _created_in(node: ast.AST, plain: bool = False) -> list[ast.expr]:
     return out
 
 
+def _tested_in(node: ast.AST) -> list[ast.expr]:
+    """The names that existence tests inside ``node`` test."""
+    return [
+        a
+        for n in walk(node)
+        if isinstance(n, ast.Call) and _func_name(n.func) in TEST_NAMES
+        for a in _call_targets(n)
+    ]
+
+
 def _tokens(exprs: list[ast.expr]) -> tuple[set[str], set[object]]:
     dumps: set[str] = set()
     words: set[object] = set()
@@ -405,6 +434,8 @@ class _Gate:
         self.module_aliases: dict[str, str] = {}  # local name -> module (os, shutil)
         self.removals: list[tuple[ast.expr, list[ast.expr]]] = []  # (func, target exprs)
         self.exists_ifs: list[ast.If] = []
+        self.call_ifs: list[ast.If] = []
+        self.defs: dict[str, list[ast.AST]] = {}  # the file's functions by name
         self.blocks: list[list[ast.stmt]] = []
         self.open_aliases: set[str] = set()
         self.bare_calls: dict[str, list[ast.Call]] = {}  # f(...) by name
@@ -432,12 +463,21 @@ class _Gate:
                     or node.value.startswith(("/proc/%", "/proc/{"))
                 ):
                     return "/proc/<pid> test"
+                if isinstance(node.value, str) and PS_CMD.search(node.value):
+                    return "ps -p / kill -0 command"
+            elif t in (ast.List, ast.Tuple):
+                if _ps_argv(node):
+                    return "ps -p / kill -0 command"
             elif t is ast.Call:
                 if self._call(node):
                     return "exclusive open"
             elif t is ast.If:
                 if _has_call(node.test, TEST_NAMES):
                     self.exists_ifs.append(node)
+                elif any(isinstance(n, ast.Call) for n in walk(node.test)):
+                    self.call_ifs.append(node)  # maybe a helper's `return exists(P)`
+            elif t in (ast.FunctionDef, ast.AsyncFunctionDef):
+                self.defs.setdefault(node.name, []).append(node)
             elif t is ast.Import:
                 self._note_aliases(node)
                 for a in node.names:
@@ -579,28 +619,38 @@ class _Gate:
         return False
 
     def _check_then_create(self) -> bool:
-        if not self.exists_ifs:
+        ifs = self.exists_ifs + [
+            i for i in self.call_ifs if self._through_helpers(i.test, _tested_in) != []
+        ]
+        if not ifs:
             return False
         parents: dict[int, list[ast.stmt]] = {}
         for body in self.blocks:
             for st in body:
                 parents[id(st)] = body
         removed = [t for _f, targets in self.removals for t in targets]
-        for ifn in self.exists_ifs:
-            tested = [
-                a
-                for n in walk(ifn.test)
-                if isinstance(n, ast.Call) and _func_name(n.func) in TEST_NAMES
-                for a in _call_targets(n)
-            ]
+        for ifn in ifs:
+            tested = self._through_helpers(ifn.test, _tested_in)
             region: list[ast.stmt] = list(ifn.body)
             body = parents.get(id(ifn))
             if body is not None:
                 region += body[body.index(ifn) + 1 :]
-            created = [t for st in region for t in _created_in(st, plain=True)]
+            created = [
+                t for st in region for t in self._through_helpers(st, _created_in, plain=True)
+            ]
             if self._related(tested, created, removed):
                 return True
         return False
+
+    def _through_helpers(self, node: ast.AST, pick: Any, **kw: Any) -> list[ast.expr]:
+        """``pick(node)``, and ``pick`` of the body of each function of this file that a call
+        in ``node`` runs (the analyser reads tests and creates in small helpers)."""
+        out = list(pick(node, **kw))
+        for n in walk(node):
+            if isinstance(n, ast.Call):
+                for fn in self.defs.get(_func_name(n.func), ()):
+                    out.extend(t for st in fn.body for t in pick(st, **kw))
+        return out
 
     def _related(self, *groups: list[ast.expr]) -> bool:
         """``_related``, also through what the names are bound to (a cleanup helper's
@@ -636,6 +686,14 @@ class _Gate:
         ``self.X`` to their values, the arguments of the path functions it knows; any other
         call or attribute is unknown to it (its spelling alone identifies the path)."""
         if isinstance(n, ast.Call):
+            defs = self.defs.get(_func_name(n.func), ())
+            if defs:  # a helper of this file building the path: what it returns
+                return [
+                    r.value
+                    for fn in defs
+                    for r in walk(fn)
+                    if isinstance(r, ast.Return) and r.value is not None
+                ] + [*n.args, *(k.value for k in n.keywords)]
             if _func_name(n.func) not in PATH_CALLS:
                 return []
             out = [*n.args, *(k.value for k in n.keywords)]

@@ -15,7 +15,13 @@ from ...model import (
     Removal,
     Span,
 )
-from .calls import CLASH_ERRORS, REMOVE_CALLS, REMOVE_METHODS
+from .calls import (
+    BUSY_ERRORS,
+    CLASH_ERRORS,
+    LIB_BUSY_ERRORS_SUFFIX,
+    REMOVE_CALLS,
+    REMOVE_METHODS,
+)
 
 # what a failed open raises, caught by a handler that is wide enough (LCK406)
 OPEN_ERRORS = set(CLASH_ERRORS) - {"FileExistsError"}
@@ -70,7 +76,37 @@ class Handlers:
         _t, h = self.catching_handler(opener, OPEN_ERRORS)
         if h is not handler:
             return False  # the open is before the try, or an inner handler checks it
+        if self._tests_opened(opener, handler):
+            return False
         return not _CONTENTION_TEST.search(self.code(handler.body))
+
+    def _tests_opened(self, opener: Any, handler: Any) -> bool:
+        """The handler asks whether the open got a file (``if self.fh is not None:`` busy,
+        else ``raise``): a failed open is told apart from contention."""
+        cst = self.cst
+        par = self.up(opener)
+        if not isinstance(par, cst.Assign) or len(par.targets) != 1:
+            return False
+        target = par.targets[0].target
+        for ifn in self.descendants(handler.body, cst.If):
+            for n in self.descendants(ifn.test):
+                if isinstance(n, (cst.Name, cst.Attribute)) and self._same_ref(n, target):
+                    return True
+        return False
+
+    def lock_object_open_failure_is_busy(self, acquire: Any, busy: Any) -> bool:
+        """LCK406 for a lock object (FileLock, portalocker.Lock, fasteners): its acquire (or
+        ``with``) opens the lock file, so a wide handler that is the busy branch (``except
+        OSError``/``Exception``/bare; filelock's Timeout is an OSError too) also reads a
+        missing directory or a refused open as busy, unless it tells contention apart."""
+        if busy is None:
+            return False
+        _t, h = self.catching_handler(acquire, BUSY_ERRORS, LIB_BUSY_ERRORS_SUFFIX)
+        if h is None or not (self.off(h) <= busy.span.start < h.e):
+            return False  # the busy branch is an `if`, or another handler
+        if not self.handler_names(h) & OPEN_ERRORS:
+            return False  # `except Timeout:` / `except AlreadyLocked:`
+        return not _CONTENTION_TEST.search(self.code(h.body))
 
     def decides(self, stmts: list[Any]) -> bool:
         """The branch skips, exits, returns, retries or takes over."""
@@ -247,6 +283,31 @@ class Handlers:
                 continue
             acq.released = True
             acq.release_on_every_exit = any(self._every_exit(c, r) for c, r in rms)
+            if not acq.release_on_every_exit and self._handed_out(acq, rms):
+                acq.release_on_every_exit = True  # the caller, not in this file, releases
+
+    def _handed_out(self, acq: Acquire, rms: list[tuple[Any, Removal]]) -> bool:
+        """A lock class's method takes the lock and another method releases it, and nothing
+        outside the class in this file calls the taking method: the lock is handed to a
+        caller this file does not have, whose release cannot be judged here."""
+        cst = self.cst
+        node = self._acq_nodes.get(id(acq))
+        func = self.func_of(node) if node is not None else None
+        cls = self.class_of(func) if isinstance(func, cst.FunctionDef) else None
+        if cls is None or any(self.func_of(c) is func for c, _r in rms):
+            return False
+        seen, todo = set(), [func]
+        while todo:
+            f = todo.pop()
+            if id(f) in seen or len(seen) > 20:
+                continue
+            seen.add(id(f))
+            for site, _m in self.call_sites(f):
+                outer = self.func_of(site)
+                if self.class_of(site) is not cls or not isinstance(outer, cst.FunctionDef):
+                    return False  # a caller in this file: it is judged
+                todo.append(outer)
+        return True
 
     def _every_exit(self, call: Any, r: Removal) -> bool:
         cst = self.cst
@@ -280,7 +341,7 @@ class Handlers:
         cst = self.cst
         self._hook_pending: list[tuple[ReleaseHook, list[Any]]] = []
         for c, r in self.removal_calls:
-            if r.via == "finally":
+            if r.via == "finally" and not self._owner_checked(c):
                 tr = None
                 for a in self.ancestors(c):
                     if (
@@ -320,7 +381,7 @@ class Handlers:
                         if isinstance(c.func, cst.Attribute) and self.class_of(f) is None:
                             continue
                         for rc, r in self.removal_calls:
-                            if self.func_of(rc) is f:
+                            if self.func_of(rc) is f and not self._owner_checked(rc):
                                 active = [
                                     a for a in self.facts.acquires if self._busy_inside(a, tr)
                                 ]
@@ -332,6 +393,22 @@ class Handlers:
                                         active,
                                     )
                                 )
+
+    def _owner_checked(self, call: Any) -> bool:
+        """The removal runs only when the PID in the file is this process's own (``if
+        int(f.read()) == os.getpid():``): a run that did not take the lock removes nothing."""
+        cst = self.cst
+        for a in self.ancestors(call):
+            if isinstance(a, cst.FunctionDef):
+                return False
+            if isinstance(a, cst.If) and self.within(call, a.body):
+                if "getpid" in self.code(a.test):
+                    return True
+                for n in self.descendants(a.test, cst.Name):
+                    v = self.lookup(n)
+                    if v is not None and not isinstance(v, tuple) and "getpid" in self.code(v):
+                        return True
+        return False
 
     def _try_kw_span(self, tr: Any) -> tuple:
         sp = self.span(tr)

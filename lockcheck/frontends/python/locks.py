@@ -21,12 +21,13 @@ from ...model import (
 from ...paths import lockish_name
 from .calls import BUSY_ERRORS, FILE_EXISTS_ERRORS, LIB_BUSY_ERRORS_SUFFIX, REMOVE_CALLS, Calls
 from .handlers import Handlers
+from .helpers import Helpers
 from .processes import Processes
 from .values import Values
 from .walk import Walk, _Entry
 
 
-class Analyzer(Walk, Values, Calls, Handlers, Processes):
+class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
     """One file's analysis: the tree walked once (:class:`Walk`), then the passes of
     :meth:`run`."""
 
@@ -51,6 +52,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             r for r in facts.removals if id(r) not in before
         ]
         self._liveness_and_kills()
+        self._liveness_tested_pidfiles()
         self._release_coverage()
         self._hooks()
         self._backgrounds()
@@ -210,7 +212,13 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             path = self.path(pnode)
             end = self.find_end(stmts)
             if end is not None and self._tolerates_eexist(h, end):
-                continue
+                # `if e.errno != EEXIST: raise`, then what the clash does: a timeout raise or
+                # an exit, or the retry of an enclosing loop; nothing after: the name is
+                # accepted (an ensure-dir helper)
+                stmts = self._after_eexist_guard(stmts, end)
+                end = self.find_end(stmts)
+                if end is None and not (stmts and self._retried(t)):
+                    continue
             if end is not None and end.kind == "return" and self._result_ignored(end.node):
                 continue  # make-if-missing helper: no caller decides anything on the clash
             if end is None and self._recreates(stmts, path):
@@ -292,6 +300,23 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
                     function=self._fname(c),
                 )
             )
+
+    def _after_eexist_guard(self, stmts: list[Any], end: _Entry) -> list[Any]:
+        """The handler's statements after the one holding the re-raise of other errors."""
+        for i, st in enumerate(stmts):
+            if self.within(end.node, st):
+                return stmts[i + 1 :]
+        return []
+
+    def _retried(self, tr: Any) -> bool:
+        """The try is the body of a ``while`` loop of its function (each clash tries again)."""
+        cst = self.cst
+        for a in self.ancestors(tr):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(a, cst.While):
+                return True
+        return False
 
     def _result_ignored(self, ret: Any) -> bool:
         """``ret`` returns from a function (not the entry point) that every caller in this
@@ -564,6 +589,11 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
                 if isinstance(node, cst.Call) and node is not c:
                     nb = nb or self._nonblocking_kw(node)
                 acq.busy = self._object_busy(node, nb)
+                if kind is not LockKind.EXISTENCE and self.lock_object_open_failure_is_busy(
+                    node, acq.busy
+                ):
+                    acq.open_failure_is_busy = True
+                    acq.open_failure_span = self.span(node)  # its acquire opens the file
                 if isinstance(u, cst.WithItem) or kind is LockKind.EXISTENCE:
                     anchor = u
                 else:
@@ -661,15 +691,16 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
                 return self.busy_branch(list(h.body.body), h, t)
         return None
 
-    def _exists_test(self, test: Any) -> tuple[Any, bool] | None:
-        """(exists call, positive) when an if test is exists(P) / not exists(P)."""
+    def _exists_test(self, test: Any, depth: int = 0) -> tuple[Any, bool] | None:
+        """(exists call, positive) when an if test is exists(P) / not exists(P), also through
+        a helper whose body is ``return exists(P)``."""
         cst = self.cst
         negate = False
         n = test
         if isinstance(n, cst.BooleanOperation) and isinstance(n.operator, cst.And):
             # `if reset == False and exists(P):` - the body runs only when P exists
             for side in (n.left, n.right):
-                r = self._exists_test(side)
+                r = self._exists_test(side, depth)
                 if r is not None:
                     return r
             return None
@@ -684,6 +715,13 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
         m = self.method(n)
         if q in ("os.path.exists", "os.path.isfile", "os.path.lexists", "os.path.isdir"):
             return n, not negate
+        if self.local_callee(n) is not None:  # `self.exists()`: a method of this file
+            ht = self.helper_test(n) if depth < 3 else None
+            r = self._exists_test(ht[1], depth + 1) if ht is not None else None
+            if r is None:
+                return None
+            self._tests_via[id(n)] = (ht[0], r[0])
+            return n, r[1] != negate
         if (
             m in ("exists", "is_file", "is_dir")
             and isinstance(n.func, cst.Attribute)
@@ -692,10 +730,24 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             return n, not negate
         return None
 
+    @property
+    def _tests_via(self) -> dict[int, tuple[Any, Any]]:
+        """helper call -> (helper, the exists call it returns)"""
+        return self.__dict__.setdefault("_tests_via_d", {})
+
     def _exists_path(self, call: Any) -> PathExpr | None:
+        via = self._tests_via.get(id(call))
+        if via is not None:
+            fn, inner = via
+            if id(inner) in self._tests_via:
+                return self._exists_path(inner)
+            return self.path(self.helper_arg(call, fn, self._exists_arg(inner)))
+        return self.path(self._exists_arg(call))
+
+    def _exists_arg(self, call: Any) -> Any:
         if self.call_q(call).startswith("os.path."):
-            return self.path(self.arg(call, 0))
-        return self.path(call.func.value)
+            return self.arg(call, 0)
+        return call.func.value
 
     def _check_then_create(self) -> None:
         cst = self.cst
@@ -724,14 +776,14 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
                 busy_stmts = None
             for st in region:
                 for c in self.descendants(st, cst.Call):
-                    cr = self.creation(c)
+                    cr = self.creation(c) or self.helper_creation(c)
                     if cr is None or id(c) in self.probe_calls or id(c) in self.handled_creates:
                         continue
                     if cr[2] != "plain":
                         continue  # mkdir/link after a test: making a directory, not a lock
                     p = self.path(cr[1])
                     if p is not None and p.key() == path.key():
-                        creator = c
+                        creator, creator_cr = c, cr
                         break
                 if creator is not None:
                     break
@@ -740,8 +792,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             released = [
                 c for c, _r in self.removals_of(path) if not (positive and self.within(c, ifn))
             ]
-            if not released:
-                continue  # a run-once marker, never removed (or removed only as a takeover)
+            marker = not released  # a run-once marker, never removed (or only as a takeover)
             if (
                 positive
                 and self._removes_on_normal_path(busy_stmts, path)
@@ -763,9 +814,9 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
                     continue
             acq = Acquire(
                 LockKind.EXISTENCE,
-                "exists() then " + self.creation(creator)[0],
+                "exists() then " + creator_cr[0],
                 path,
-                self.span(creator),
+                self.span(self.created_in_helper.get(id(creator), creator)),
                 check_then_create=True,
                 test_span=self.span(test_call),
                 busy=busy,
@@ -774,7 +825,27 @@ class Analyzer(Walk, Values, Calls, Handlers, Processes):
             acq.function = self._fname(creator)
             self.handled_creates.add(id(creator))
             self._acq_nodes[id(acq)] = creator
+            if marker:
+                self._unreleased_pidfiles.append(acq)  # a lock if its PID is tested
+                continue
             self.facts.acquires.append(acq)
+
+    @property
+    def _unreleased_pidfiles(self) -> list[Acquire]:
+        return self.__dict__.setdefault("_unreleased_pidfiles_l", [])
+
+    def _liveness_tested_pidfiles(self) -> None:
+        """A check-then-create file that is never released is a run-once marker, unless the
+        PID it holds is tested for a live holder (os.kill(pid, 0), /proc/<pid>, psutil): that
+        is a pid lock whose stale case is a takeover."""
+        tested = {
+            self.key(lv.pid_file)
+            for lv in self.facts.liveness
+            if lv.consequential and lv.pid_file is not None
+        }
+        for acq in self._unreleased_pidfiles:
+            if acq.path is not None and self.key(acq.path) in tested:
+                self.facts.acquires.append(acq)
 
     _LIVENESS_WORDS = re.compile(r"kill|pid|/proc|psutil|alive|running|lock")
 

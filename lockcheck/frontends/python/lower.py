@@ -212,8 +212,11 @@ class _Builder:
         first = next((k[3] for k in kids if k[2] is not None), None)
         if colon is not None and first is not None and first.start_point[0] == colon.end_point[0]:
             small = [r for r in _named(kids) if isinstance(r, N.BaseSmallStatement)]
-            if len(small) == len(_named(kids)):
-                return N.SimpleStatementSuite(s, e, body=small)
+            if small and len(small) == len(_named(kids)):
+                # `except OSError: sys.exit(0)`: the suite holds one statement line, as an
+                # indented block would, so every branch reads the same whatever its layout
+                line = N.SimpleStatementLine(small[0].s, small[-1].e, body=small)
+                return N.SimpleStatementSuite(s, e, body=[line])
         return N.IndentedBlock(s, e, body=self._stmts(kids))
 
     def b_expression_statement(self, n: Any, kids: list) -> Any:

@@ -15,6 +15,7 @@ from ...model import (
     Removal,
 )
 from ...paths import lockish_name
+from .gate import PS_CMD
 
 
 class Processes:
@@ -42,6 +43,11 @@ class Processes:
                 from_file, pid_file = self.pid_source(arg)
                 if from_file:
                     self._liveness(c, pid_file)
+            elif q in self._COMMAND_CALLS and self._ps_command(self.arg(c, 0, "args")):
+                # `ps -p PID` / `kill -0 PID` run as a command: the process table asked
+                from_file, pid_file = self.pid_source(self.arg(c, 0, "args"))
+                if from_file:
+                    self._liveness(c, pid_file)
             elif q == "psutil.pid_exists":
                 from_file, pid_file = self.pid_source(self.arg(c, 0))
                 if from_file:
@@ -57,6 +63,44 @@ class Processes:
                     # psutil.Process(pid) raising NoSuchProcess: a liveness test
                     self._liveness(c, pid_file)
         self._stale_removals()
+
+    _COMMAND_CALLS = (
+        "os.popen",
+        "os.system",
+        "subprocess.run",
+        "subprocess.call",
+        "subprocess.check_call",
+        "subprocess.check_output",
+        "subprocess.Popen",
+        "subprocess.getoutput",
+        "subprocess.getstatusoutput",
+        "commands.getoutput",
+        "commands.getstatusoutput",
+    )
+
+    def _ps_command(self, node: Any) -> bool:
+        """A command that asks whether a PID lives: ``ps -p PID`` (``ps -o comm= -p``) or
+        ``kill -0 PID``, as one string (``%``, ``format``, f-string, a variable) or a list."""
+        cst = self.cst
+        if isinstance(node, cst.Name):
+            v = self.lookup(node)
+            return v is not None and not isinstance(v, tuple) and self._ps_command(v)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            words = [self.const(e.value) for e in node.elements]
+            words = [w for w in words if isinstance(w, str)]
+            if not words or not node.elements or self.const(node.elements[0].value) != words[0]:
+                return False
+            prog = words[0].rsplit("/", 1)[-1]
+            return (prog == "ps" and any(w.startswith("-") and "p" in w for w in words[1:])) or (
+                prog == "kill" and "-0" in words[1:]
+            )
+        lits = [self.const(n) for n in [node, *self.descendants(node)] if self._is_str(n)] + [
+            n.value for n in self.descendants(node, cst.FormattedStringText)
+        ]
+        return any(isinstance(t, str) and PS_CMD.search(t) for t in lits)
+
+    def _is_str(self, node: Any) -> bool:
+        return isinstance(node, (self.cst.SimpleString, self.cst.ConcatenatedString))
 
     _PROC_TESTS = ("os.path.exists", "os.path.isdir", "os.path.lexists", "os.access", "os.stat")
 
@@ -126,6 +170,12 @@ class Processes:
             if isinstance(a, (cst.BaseStatement)):
                 break
         if owner is None:
+            later = self._tested_later(call)
+            if later is not None:
+                # `out = os.popen("ps -p %d" % pid).readlines()`, then `if len(out) > 1:`
+                owner = later
+                region = self._if_region(later)
+        if owner is None:
             t = self.enclosing_try(call)
             if t is not None:
                 owner = t
@@ -152,6 +202,38 @@ class Processes:
         else:
             consequential = self._returned_to_decider(call)
         self.facts.liveness.append(LivenessCheck(self.span(call), pid_file, consequential))
+
+    def _if_region(self, ifn: Any) -> list[Any]:
+        """The statements of an ``if``'s body and its ``else``/``elif``."""
+        stmts = list(ifn.body.body)
+        if ifn.orelse is not None:
+            ob = ifn.orelse.body
+            stmts += [ob] if isinstance(ob, self.cst.If) else list(ob.body)
+        return stmts
+
+    def _tested_later(self, node: Any) -> Any:
+        """The ``if`` that tests the name ``node``'s value is assigned to (``v = ...node...``),
+        among the next statements of the same block, before ``v`` is bound again."""
+        cst = self.cst
+        par = node
+        while par is not None and not isinstance(par, cst.BaseSmallStatement):
+            par = self.up(par)
+        if not isinstance(par, cst.Assign) or len(par.targets) != 1:
+            return None
+        tgt = par.targets[0].target
+        if not isinstance(tgt, cst.Name):
+            return None
+        sibs, i = self.block_siblings(self.stmt_of(par))
+        for st in sibs[i + 1 : i + 4]:
+            if isinstance(st, cst.If):
+                if any(n.value == tgt.value for n in self.descendants(st.test, cst.Name)):
+                    return st
+            elif any(
+                isinstance(t.target, cst.Name) and t.target.value == tgt.value
+                for t in self.descendants(st, cst.AssignTarget)
+            ):
+                return None
+        return None
 
     def _returned_to_decider(self, call: Any) -> bool:
         """``return psutil.pid_exists(pid)`` in a helper whose caller's ``if`` then leaves or
@@ -186,6 +268,13 @@ class Processes:
     def _helper_consequential(self, func: Any) -> bool:
         cst = self.cst
         for call, _m in self.call_sites(func):
+            later = self._tested_later(call)  # `flag = lock.test(p)`, then `if flag:`
+            if later is not None:
+                stmts = self._if_region(later)
+                if self.decides(stmts) or self._creates_or_removes(stmts):
+                    for st in stmts:
+                        self.dead_regions.append((st, None))
+                    return True
             for a in self.ancestors(call):
                 if isinstance(a, cst.If) and self.within(call, a.test):
                     stmts = list(a.body.body)
@@ -206,6 +295,8 @@ class Processes:
             for c in self.descendants(st, cst.Call):
                 if self.creation(c) is not None or self.removal_target(c) is not None:
                     return True
+                if self.helper_creation(c) is not None or self.helper_removal(c) is not None:
+                    return True  # `write_lock(path)`: a helper of this file makes it
                 if self.call_q(c) in ("os.ftruncate", "os.truncate") or (
                     self.method(c) == "truncate" and isinstance(c.func, cst.Attribute)
                 ):
@@ -228,6 +319,8 @@ class Processes:
                         break
                     if isinstance(a, cst.FunctionDef):
                         break
+        self._stale_helper_removals()
+        self._stale_truncations()
         # overwrite of the pid file where the holder was judged dead
         for c in self.calls:
             cr = self.creation(c)
@@ -247,6 +340,58 @@ class Processes:
                             )
                         )
                     break
+
+    def _truncated_path(self, call: Any) -> PathExpr | None:
+        """The file a truncation empties: ``os.ftruncate(fd, 0)``, ``f.truncate()`` (the file
+        or descriptor traced to its open), ``os.truncate(path, 0)``."""
+        cst = self.cst
+        q = self.call_q(call)
+        if q == "os.truncate":
+            return self.path(self.arg(call, 0, "path"))
+        if q == "os.ftruncate":
+            fd = self.arg(call, 0, "fd")
+        elif self.method(call) == "truncate" and isinstance(call.func, cst.Attribute):
+            fd = call.func.value
+        else:
+            return None
+        op = self.trace_open(fd)
+        return self._open_path(op) if op is not None else None
+
+    def _stale_truncations(self) -> None:
+        """The pid file emptied to be written again where its holder was judged dead (the
+        file kept open and truncated in place): an overwrite of a lock judged stale."""
+        for c in self.calls:
+            for st, pf in self.dead_regions:
+                if not self.within(c, st):
+                    continue
+                p = self._truncated_path(c)
+                if p is not None and pf is not None and self.key(p) == self.key(pf):
+                    self.facts.removals.append(
+                        Removal(
+                            p,
+                            self.span(c),
+                            conditional=True,
+                            stale_guard="dead-holder",
+                            overwrite=True,
+                        )
+                    )
+                break
+
+    def _stale_helper_removals(self) -> None:
+        """``self.remove()`` where the holder was judged dead: a simple helper of this file
+        that removes the lock path breaks the lock at that call."""
+        for c in self.calls:
+            for st, pf in self.dead_regions:
+                if not self.within(c, st):
+                    continue
+                p = self.helper_removal(c)
+                if p is not None and (
+                    (pf is not None and self.key(p) == self.key(pf)) or self._is_lock_path(p)
+                ):
+                    self.facts.removals.append(
+                        Removal(p, self.span(c), conditional=True, stale_guard="dead-holder")
+                    )
+                break
 
     def _is_lock_path(self, path: PathExpr | None) -> bool:
         """Acquired in this file, or named like a lock or pid file."""

@@ -335,6 +335,14 @@ class Values:
             if v is None:
                 return [Part(PartKind.VAR, node.value)]
             if isinstance(v, tuple):
+                if v[0] == "param" and id(v[2]) in self._bound_params:
+                    # inside a helper read for one call: the argument that call passes
+                    arg = self._bound_params[id(v[2])]
+                    saved, self._bound_params = self._bound_params, {}
+                    try:
+                        return self._parts(arg, depth + 1)
+                    finally:
+                        self._bound_params = saved
                 if v[0] == "param":
                     pkey = id(v[2])
                     resolved = self._param_cache.get(pkey) if not self._choice else None
@@ -385,6 +393,9 @@ class Values:
                 return [Part(PartKind.VAR, left[0].value, PathExpr(tuple(_merge(right))))]
             return unknown
         if isinstance(node, cst.Subscript):
+            split = self._split_parts(node, depth)
+            if split is not None:
+                return split
             q = self.qname(node.value)
             if q == "sys.argv":
                 index = self.const(node.slice[0].slice.value) if node.slice else None
@@ -395,6 +406,25 @@ class Values:
                     return self._env(key, None, depth)
             return unknown
         return unknown
+
+    def _split_parts(self, node: Any, depth: int) -> list[Part] | None:
+        """``os.path.split(p)[-1]`` (the base name), ``[0]`` (the directory), and
+        ``os.path.splitext(p)[0]`` (the name without its extension)."""
+        cst = self.cst
+        call = node.value
+        if not isinstance(call, cst.Call) or not node.slice or len(node.slice) != 1:
+            return None
+        q = self.call_q(call)
+        if q not in ("os.path.split", "os.path.splitext") or not call.args:
+            return None
+        sl = node.slice[0].slice
+        index = self.const(sl.value) if isinstance(sl, cst.Index) else _NOVALUE
+        if index not in (0, 1, -1):
+            return None
+        base = self._parts(call.args[0].value, depth + 1)
+        if q == "os.path.split":
+            return _dirname(base) if index == 0 else _basename(base)
+        return _strip_ext(base) if index == 0 else [Part(PartKind.UNKNOWN)]
 
     def _env(self, key: str, default: Any, depth: int) -> list[Part]:
         if key == "HOME":
@@ -550,7 +580,8 @@ class Values:
             return _join(_dirname(base), self._parts(args[0], depth + 1))
         if m in ("strip", "rstrip") and isinstance(node.func, cst.Attribute) and not args:
             return self._parts(node.func.value, depth + 1)
-        return unknown
+        ret = self.returned_parts(node, depth)  # a helper of this file building the path
+        return ret if ret is not None else unknown
 
     def is_pathlike(self, node: Any, depth: int = 0) -> bool:
         cst = self.cst
@@ -631,9 +662,16 @@ class Values:
             and node.value.value == "self"
         ):
             cls = self.class_of(node)
-            for v in self.attr_assigns.get(
-                (id(cls) if cls is not None else 0, node.attr.value), []
-            ):
+            vals = self.attr_assigns.get((id(cls) if cls is not None else 0, node.attr.value), [])
+            # `self.fh = os.open(...)` in one branch, `self.fh = open(...)` in another: the
+            # assignment before this use in the same method first, the nearest one first
+            func, at = self.func_of(node), self.off(node)
+            here = sorted(
+                (v for v in vals if self.func_of(v) is func and self.off(v) < at),
+                key=self.off,
+                reverse=True,
+            )
+            for v in here + [v for v in vals if v not in here]:
                 r = self.trace_open(v, depth + 1)
                 if r is not None:
                     return r
@@ -675,8 +713,10 @@ class Values:
         for c in self.descendants(node, cst.Call):
             m = self.method(c)
             q = self.call_q(c)
-            if m in ("read", "read_text", "readline", "readlines", "read_bytes") and isinstance(
-                c.func, cst.Attribute
+            if (
+                m in ("read", "read_text", "readline", "readlines", "read_bytes")
+                and isinstance(c.func, cst.Attribute)
+                and q != "os.read"
             ):
                 recv = c.func.value
                 op = self.trace_open(recv)
@@ -698,12 +738,17 @@ class Values:
                             if r[0]:
                                 return r
         for n in self.descendants(node, cst.Name):
-            if n is not node and n.value != "int":
+            if n is not node and n.value != "int" and depth < 6:
                 v = self.lookup(n)
-                if v is not None and not isinstance(v, tuple) and depth < 4:
+                if isinstance(v, tuple) and v[0] == "param":
+                    # `"/proc/%s" % pid` in a helper whose callers pass the pid read
+                    r = self.pid_source(n, depth + 1)
+                elif v is not None and not isinstance(v, tuple):
                     r = self.pid_source(v, depth + 1)
-                    if r[0]:
-                        return r
+                else:
+                    continue
+                if r[0]:
+                    return r
         return False, None
 
     def _open_path(self, opener: Any) -> PathExpr | None:
@@ -711,10 +756,12 @@ class Values:
         if (
             self.method(opener) == "open"
             and isinstance(opener.func, cst.Attribute)
-            and self.call_q(opener) not in ("io.open", "codecs.open")
+            and self.call_q(opener) not in ("io.open", "codecs.open", "os.open")
         ):
             return self.path(opener.func.value)
-        return self.path(self.arg(opener, 0, "file"))
+        return self.path(
+            self.arg(opener, 0, "path" if self.call_q(opener) == "os.open" else "file")
+        )
 
     def key(self, path: PathExpr) -> str:
         cache = self.__dict__.setdefault("_key_cache", {})
@@ -770,6 +817,21 @@ def _basename(parts: list[Part]) -> list[Part]:
     if parts and parts[-1].kind is PartKind.LIT and "/" in parts[-1].value:
         return [Part(PartKind.LIT, parts[-1].value.rsplit("/", 1)[1])]
     if len(parts) == 1 and parts[0].kind is PartKind.LIT:
+        return parts
+    return [Part(PartKind.UNKNOWN)]
+
+
+def _strip_ext(parts: list[Part]) -> list[Part]:
+    """``os.path.splitext(p)[0]``: a literal tail loses its extension; the script's name
+    (or another predictable single part) stays what it is."""
+    parts = _merge(parts)
+    if len(parts) == 1 and parts[0].kind is PartKind.SCRIPT:
+        return [Part(PartKind.SCRIPT_DIR), Part(PartKind.LIT, "/"), Part(PartKind.SCRIPT_NAME)]
+    if parts and parts[-1].kind is PartKind.LIT:
+        head, sep, tail = parts[-1].value.rpartition("/")
+        stem = tail.rsplit(".", 1)[0] if "." in tail.lstrip(".") else tail
+        return parts[:-1] + [Part(PartKind.LIT, head + sep + stem)]
+    if len(parts) == 1 and parts[0].kind in (PartKind.ARG, PartKind.USER, PartKind.SCRIPT_NAME):
         return parts
     return [Part(PartKind.UNKNOWN)]
 

@@ -89,6 +89,7 @@ class Walk:
         self._work = 0
         self._param_cache: dict[int, list[list[Part]]] = {}
         self._resolving: set[int] = set()
+        self._bound_params: dict[int, Any] = {}  # a helper's parameters, as one call passes them
         self._choice: dict[int, int] = {}
         self._variants: dict[int, tuple[PathExpr, list[PathExpr]]] = {}
         self._keep: list[Any] = []
@@ -429,6 +430,11 @@ class Walk:
                 return BusyBranch(
                     self.span(node), True, self.exit_status(arg), durable=durable, status_fix=fix
                 )
+            caught = self._caught_by_caller(node, q, depth) if q else None
+            if caught is not None:
+                if durable and not caught.durable:
+                    caught.durable = True
+                return caught
             return BusyBranch(self.span(node), True, 1, durable=durable)
         # return
         func = self.func_of(node)
@@ -510,6 +516,28 @@ class Walk:
                 if isinstance(par, cst.If) and par.test is node:
                     return self._if_branch(par, truthy != negate, depth)
                 break
+        return None
+
+    def _caught_by_caller(self, raise_node: Any, exc: str, depth: int) -> BusyBranch | None:
+        """A helper raises its own error on the busy path (``raise LockExists(...)``) and the
+        caller's ``except LockExists:`` (or a wider ``except Exception:``) handles it: the busy
+        branch goes on in that handler."""
+        cst = self.cst
+        func = self.func_of(raise_node)
+        if depth >= 2 or not isinstance(func, cst.FunctionDef):
+            return None
+        name = exc.rsplit(".", 1)[-1]
+        if name in ("SystemExit", "KeyboardInterrupt") or name not in self.classes:
+            return None  # only the script's own exception classes are followed
+        for call, _m in self.call_sites(func):
+            if self.within(call, func):
+                continue
+            t = self.enclosing_try(call)
+            while t is not None:
+                for h in t.handlers:
+                    if self.handler_names(h) & {name, "Exception", "BaseException"}:
+                        return self.busy_branch(list(h.body.body), h, t, depth + 1)
+                t = self.enclosing_try(t)
         return None
 
     def _if_branch(self, ifnode: Any, body_taken: bool, depth: int) -> BusyBranch:
