@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 
 from ...model import Part, PartKind, PathExpr, Span
 
-CLOSERS = {"fi", "done", "esac", "then", "else", "elif", "do", "}", ")", ";;"}
-
 STATEMENT_SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end"}
 
 REMOVERS = {"rm", "rmdir", "unlink"}

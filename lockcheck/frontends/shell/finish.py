@@ -9,6 +9,7 @@ import re
 
 from ...model import Acquire, BusyBranch, Edit, FixTemplate, LockKind, PathExpr, ReleaseHook
 from ...paths import lockish_text
+from ..treesitter import descendants
 from .data import TrapEvent, _covers, _txt
 
 
@@ -214,9 +215,7 @@ class Finish:
         if any(re.search(r"\b(?:exit|return)\b", _txt(n)) for n, _ in br.stmts):
             return False
         for n, _ in br.stmts:
-            for c in [n, *self._descendants_of_type(n, "command")]:
-                if c.type != "command":
-                    continue
+            for c in descendants(n, "command"):
                 name = self.cmd_name(c)
                 if name not in ("cp", "install", "ln"):
                     continue
@@ -225,15 +224,6 @@ class Finish:
                 if ops and ops[-1] == spelled:
                     return True
         return False
-
-    def _descendants_of_type(self, node, kind: str) -> list:
-        out, stack = [], [node]
-        while stack:
-            n = stack.pop()
-            if n.type == kind:
-                out.append(n)
-            stack.extend(n.named_children)
-        return out
 
     def _mkdir_p_guards(self) -> None:
         """LCK109 candidates: not a directory that holds the script's locks or files (`mkdir
