@@ -138,10 +138,11 @@ def lock_open_failure_read_as_busy(ctx: Context):
             what = "unchecked `exec` of the lock file"
         else:
             what = "busy handler also catches open errors"
+        thing = "a mutex" if acq.mechanism == "named mutex" else "a lock file"
         yield ctx.finding(
             "LCK406",
             acq.open_failure_span or acq.open_span or acq.span,
-            f"{what}: a lock file that cannot be opened reads as busy on every run",
+            f"{what}: {thing} that cannot be opened reads as busy on every run",
             suggestion=shown(acq.open_check_fix),
         )
 

@@ -4,12 +4,14 @@ tree-sitter-typescript for ``.ts .mts .cts``, through the shared tree layer.
 Stages, one module each: :mod:`.syntax` (the tree, comments, node helpers) ->
 :mod:`.values` (imports, bindings, path expressions) -> :mod:`.busy` (busy branches and
 their exit status) -> :mod:`.locks` (acquires) -> :mod:`.cleanup` (removals, hooks, stored
-PIDs, release coverage).  Knows no rule codes."""
+PIDs, release coverage) -> :mod:`.children` (background children, probes).  Knows no
+rule codes."""
 
 from __future__ import annotations
 
 from ...model import FileFacts
 from .busy import Busy
+from .children import Children
 from .cleanup import Cleanup
 from .locks import Locks
 from .syntax import Tree
@@ -26,4 +28,5 @@ def parse(path: str, text: str) -> FileFacts:
     locks = Locks(tree, names, busy, facts)
     locks.run()
     Cleanup(tree, names, busy, facts, locks.nodes).run()
+    Children(tree, names, facts, locks.nodes).run()
     return facts

@@ -4,9 +4,10 @@ guarded by ``EEXIST`` (and ``{recursive: true}``, which never fails), test-then-
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ...model import Acquire, FileFacts, LockKind, NonExclusiveCreate, PathExpr
+from ...model import Acquire, Edit, FileFacts, FixTemplate, LockKind, NonExclusiveCreate, PathExpr
 from ...paths import lockish_name
 from . import syntax
 from .busy import Busy
@@ -18,6 +19,8 @@ STREAMS = {"fs.createWriteStream": 1}
 MKDIRS = {"fs.mkdirSync", "fs.mkdir", "fs.mkdirp", "fs.ensureDir", "fs.ensureDirSync"}
 TESTS = {"fs.existsSync", "fs.statSync", "fs.lstatSync", "fs.accessSync", "fs.access", "fs.stat"}
 CREATES = {"fs.writeFileSync", "fs.writeFile", "fs.openSync", "fs.open", "fs.appendFileSync"}
+# error codes that tell a held lock apart from a lock file that cannot be opened (LCK406)
+CONTENTION_CODES = ("EAGAIN", "EWOULDBLOCK", "ELOCKED")
 CREATES |= {"fs.mkdirSync", "fs.mkdir", "fs.closeSync", "fs.createWriteStream"}
 
 
@@ -209,10 +212,48 @@ class Locks:
             acq.open_span = self.tree.span(opener)
             flags = self.flags(opener, self.names.callee(opener)) or ""
             acq.truncating = "w" in flags
-        stmts, _h = self.guard(call)
+        stmts, handler = self.guard(call)
         if stmts is not None:
             acq.busy = self.busy.branch(stmts, call)
+            if opener is not None and handler is not None:
+                acq.open_failure_is_busy = self._open_in_handler_scope(opener, handler)
+                if acq.open_failure_is_busy:
+                    acq.open_check_fix = self._open_before_try(opener, handler.parent)
         self.add(acq, call)
+
+    def _open_in_handler_scope(self, opener: Any, handler: Any) -> bool:
+        """The open sits in the ``try`` whose ``catch`` is the busy branch, and that catch does
+        not tell contention (``EAGAIN``/``EWOULDBLOCK``/``ELOCKED``) from an open error."""
+        if handler.type != "catch_clause":
+            return False
+        body = handler.parent.child_by_field_name("body") if handler.parent else None
+        if body is None or not syntax.within(opener, body):
+            return False
+        src = text(handler)
+        if any(code in src for code in CONTENTION_CODES):
+            return False
+        return re.search(r"\.(?:code|errno)\b", src) is None  # no test of e.code at all
+
+    def _open_before_try(self, opener: Any, tr: Any) -> FixTemplate | None:
+        """Moves the statement that opens the lock file to just before the ``try``."""
+        st = syntax.statement_of(opener)
+        if st.parent is None or st.parent.parent != tr:
+            return None
+        t, off = self.tree.text, self.tree.offsets
+        s, e = off.char(st.start_byte), off.char(st.end_byte)
+        ls, le = t.rfind("\n", 0, s) + 1, t.find("\n", e)
+        if t[ls:s].strip() or le == -1 or t[e:le].strip():
+            return None
+        ts = off.char(tr.start_byte)
+        tls = t.rfind("\n", 0, ts) + 1
+        indent = t[tls:ts]
+        if indent.strip():
+            return None
+        moved = Edit(tls, tls, indent + t[s:e] + "\n")
+        return FixTemplate(
+            "open the lock file before the try, so that only contention reads as busy",
+            (moved, Edit(ls, le + 1, "")),
+        )
 
     def opened(self, fd: Any) -> tuple[PathExpr | None, Any]:
         fd = unwrap(fd)

@@ -3,11 +3,13 @@
 Stages, one module each: :mod:`.syntax` (the tree, comments, commands and parameters) ->
 :mod:`.values` (variables, ``param()`` defaults, path expressions) -> :mod:`.locks`
 (acquires and busy branches) -> :mod:`.cleanup` (removals, ``finally``/``trap``, stored
-PIDs, release coverage).  Knows no rule codes."""
+PIDs, release coverage) -> :mod:`.children` (unwaited processes, probes).  Knows no rule
+codes."""
 
 from __future__ import annotations
 
 from ...model import FileFacts
+from .children import Children
 from .cleanup import Cleanup
 from .locks import Locks
 from .syntax import Tree
@@ -23,4 +25,5 @@ def parse(path: str, text: str) -> FileFacts:
     locks = Locks(tree, values, facts)
     locks.run()
     Cleanup(tree, values, locks, facts).run()
+    Children(tree, values, facts, locks.nodes).run()
     return facts

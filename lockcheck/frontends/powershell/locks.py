@@ -312,7 +312,21 @@ class Locks:
         acq.busy = self._busy_of_try(inv)
         if acq.kind is LockKind.EXISTENCE and not self.decides(acq, self.catch_of(inv)[1]):
             return
+        if acq.kind is LockKind.FLOCK and acq.busy is not None:
+            acq.open_failure_is_busy = not self._tells_sharing_apart(self.catch_of(inv)[0])
+            acq.open_span = acq.span
         self.add(acq, inv)
+
+    def _tells_sharing_apart(self, tr: Any) -> bool:
+        """A catch of the ``try`` tests ``HResult`` for a sharing or lock violation (32, 33:
+        0x80070020/21), so that a missing directory or a refused open is not read as busy."""
+        src = text(tr).lower() if tr is not None else ""
+        if "hresult" not in src:
+            return False
+        return (
+            re.search(r"\b(?:32|33|0x80070020|0x80070021|-2147024864|-2147024863)\b", src)
+            is not None
+        )
 
     def _new_object(self, cmd: Any) -> None:
         c = self.values.command(cmd)
@@ -353,6 +367,15 @@ class Locks:
                     if stmts is not None:
                         acq.busy = self.busy(stmts, inv)
                 break
+        tr, catch = self.catch_of(node)
+        if catch is not None and self.skips(
+            self.busy(syntax.statements(syntax.block_of(catch)), node)
+        ):
+            # the construction (which throws when the name is held by another user's ACL or
+            # cannot be opened) is in a try whose catch skips like the busy branch
+            if not re.search(r"abandonedmutexexception", text(catch).lower()):
+                acq.open_failure_is_busy = True
+                acq.open_span = acq.span
         if acq.busy is None and created:
             for v in self.tree.nodes:
                 if (
