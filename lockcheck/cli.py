@@ -311,6 +311,20 @@ def build_parser() -> Parser:
         const="python",
         help="a Python wrapper (fcntl.flock)",
     )
+    g.add_argument(
+        "--node",
+        dest="language",
+        action="store_const",
+        const="node",
+        help="a Node.js wrapper (flock on its own descriptor: fs-ext, else util-linux flock)",
+    )
+    g.add_argument(
+        "--powershell",
+        dest="language",
+        action="store_const",
+        const="powershell",
+        help="a PowerShell wrapper (a Global\\ named mutex, WaitOne(0), released in finally)",
+    )
     i.add_argument(
         "--slot",
         default="job",

@@ -1,6 +1,8 @@
-"""``lockcheck init``: ready single-instance wrappers, in shell and in Python.
+"""``lockcheck init``: ready single-instance wrappers, in shell and in Python (here), Node.js
+(:mod:`.template_node`) and PowerShell (:mod:`.template_powershell`, a ``Global\\`` named
+mutex: no lock file at all).
 
-Both wrappers follow the same design:
+The shell, Python and Node wrappers follow the same design:
 
 * the lock root is the first candidate directory where an entry can be both created *and*
   deleted: a private ``lockcheck-UID`` subdirectory of the state home
@@ -24,7 +26,8 @@ from __future__ import annotations
 import re
 
 SLOT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-LANGUAGES = ("shell", "python")
+LANGUAGES = ("shell", "python", "node", "powershell")
+EXTENSIONS = {"shell": ".sh", "python": ".py", "node": ".cjs", "powershell": ".ps1"}
 
 _SHELL = r"""#!/usr/bin/env bash
 # Single-instance wrapper for the slot "@SLOT@" (made by `lockcheck init --shell`).
@@ -265,15 +268,23 @@ if __name__ == "__main__":
 
 
 def render_init(language: str, slot: str) -> str:
-    """The ``lockcheck init`` wrapper for ``language`` ('shell' or 'python') and ``slot``."""
-    lang = {"sh": "shell", "bash": "shell", "py": "python"}.get(language, language)
+    """The ``lockcheck init`` wrapper for ``language`` (one of :data:`LANGUAGES`) and ``slot``."""
+    aliases = {"sh": "shell", "bash": "shell", "py": "python", "js": "node", "ps": "powershell"}
+    lang = aliases.get(language, language)
     if lang not in LANGUAGES:
-        raise ValueError(f"unknown language {language!r}: expected 'shell' or 'python'")
+        raise ValueError(
+            f"unknown language {language!r}: expected 'shell', 'python', 'node' or 'powershell'"
+        )
     if not SLOT_RE.match(slot or ""):
         raise ValueError(
             f"invalid slot name {slot!r}: use letters, digits, '.', '_' or '-' "
             "(at most 100, not starting with a punctuation mark)"
         )
-    template = _SHELL if lang == "shell" else _PYTHON
-    name = f"{slot}-lock" + (".sh" if lang == "shell" else ".py")
+    if lang == "node":
+        from .template_node import TEMPLATE as template
+    elif lang == "powershell":
+        from .template_powershell import TEMPLATE as template
+    else:
+        template = _SHELL if lang == "shell" else _PYTHON
+    name = f"{slot}-lock" + EXTENSIONS[lang]
     return template.replace("@SLOT@", slot).replace("@NAME@", name)

@@ -366,30 +366,36 @@ class Locks:
                     stmts = self.if_branch(ifn, negated)
                     if stmts is not None:
                         acq.busy = self.busy(stmts, inv)
+                else:  # $owned = $m.WaitOne(0); if (-not $owned) { ... }
+                    acq.busy = self._busy_of_var(self._assigned_var(inv), inv)
                 break
-        tr, catch = self.catch_of(node)
-        if catch is not None and self.skips(
-            self.busy(syntax.statements(syntax.block_of(catch)), node)
-        ):
-            # the construction (which throws when the name is held by another user's ACL or
-            # cannot be opened) is in a try whose catch skips like the busy branch
-            if not re.search(r"abandonedmutexexception", text(catch).lower()):
+        if acq.busy is None and created:
+            acq.busy = self._busy_of_var(created, node)
+        _tr, catch = self.catch_of(node)
+        if catch is not None and not re.search(r"abandonedmutexexception", text(catch).lower()):
+            # the construction throws when the name cannot be opened (another user's ACL):
+            # a catch that skips like the busy branch reads that as busy
+            b = self.busy(syntax.statements(syntax.block_of(catch)), node)
+            if self.skips(b) and (
+                b.status == 0
+                or (acq.busy is not None and b.status is not None and b.status == acq.busy.status)
+                or any(w in text(catch).lower() for w in ("busy", "running", "in progress"))
+            ):
                 acq.open_failure_is_busy = True
                 acq.open_span = acq.span
-        if acq.busy is None and created:
-            for v in self.tree.nodes:
-                if (
-                    v.type == "variable"
-                    and syntax.var_name(v) == created
-                    and v.start_byte > node.end_byte
-                ):
-                    ifn, negated = self.condition_of(v)
-                    if ifn is not None:
-                        stmts = self.if_branch(ifn, negated)
-                        if stmts is not None:
-                            acq.busy = self.busy(stmts, v)
-                        break
         self.add(acq, node)
+
+    def _busy_of_var(self, var: str | None, after: Any) -> BusyBranch | None:
+        """The busy branch of the first ``if`` after ``after`` that tests ``var``."""
+        if not var:
+            return None
+        for v in self.tree.nodes:
+            if v.type == "variable" and syntax.var_name(v) == var and v.start_byte > after.end_byte:
+                ifn, negated = self.condition_of(v)
+                if ifn is not None:
+                    stmts = self.if_branch(ifn, negated)
+                    return self.busy(stmts, v) if stmts is not None else None
+        return None
 
     def _assigned_var(self, node: Any) -> str | None:
         for a in syntax.ancestors(node):
