@@ -94,6 +94,14 @@ def enrich(facts: FileFacts, skip_code: int = 75) -> None:
             _Shell(facts, skip_code).run()
         elif facts.language == "python":
             _Python(facts, skip_code).run()
+        elif facts.language == "javascript":
+            from .suggest_js import enrich as enrich_js
+
+            enrich_js(facts, skip_code)
+        elif facts.language == "powershell":
+            from .suggest_ps import enrich as enrich_ps
+
+            enrich_ps(facts, skip_code)
     except Exception:  # a suggestion is a courtesy: never break the analysis
         return
 
