@@ -274,6 +274,8 @@ def analyze_text(
     language: str,
     settings: Settings | None = None,
     codes: set[str] | None = None,
+    *,
+    system_account: bool = False,
 ) -> tuple[FileFacts, list[Finding]]:
     """Analyze one file's text (the documented API): frontend, checks, fix suggestions,
     suppression comments.  ``codes`` defaults to what ``settings`` selects.  Raises
@@ -282,12 +284,16 @@ def analyze_text(
     Suggestions are built only for a file that has findings: the checks run first, and when
     they find something the facts are enriched (:func:`lockcheck.fix.suggest.enrich`) and the
     checks run again, so that the findings carry the suggestions.  Whether a finding is made
-    never depends on a suggestion, so the second run finds the same findings."""
+    never depends on a suggestion, so the second run finds the same findings.
+
+    ``system_account``: a Task Scheduler definition runs the script as SYSTEM, LocalService
+    or NetworkService (set by the join of definitions to scripts)."""
     settings = settings or Settings()
     try:
         facts = frontends.parse(language, path, text)
     except Exception as exc:
         raise InternalError(f"the {language} frontend", exc) from exc
+    facts.system_account = system_account
     if codes is None:
         codes = selected_codes(settings)
     try:

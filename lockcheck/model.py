@@ -365,6 +365,10 @@ class FileFacts:
     # a job definition of the scanned tree (crontab, timer, CronJob...) starts this script;
     # set by whatever joins definitions to scripts, never by a frontend
     started_by_job: bool = False
+    # a Windows Task Scheduler definition of the scanned tree runs this script as SYSTEM,
+    # LocalService or NetworkService: its %TEMP% is the shared C:\Windows\Temp; set by the
+    # join of definitions to scripts, never by a frontend
+    system_account: bool = False
 
 
 # --------------------------------------------------------------------------- findings

@@ -44,6 +44,10 @@ SYNC_WORDS = {
 # process.env.OneDrive), whatever their words say
 SYNC_ROOT_VARIABLES = {"ONEDRIVE", "ONEDRIVECOMMERCIAL", "ONEDRIVECONSUMER"}
 SHARED_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
+# Windows' own temporary directory (%TEMP% of SYSTEM and the service accounts): every local
+# user may create entries there
+WINDOWS_TEMP = "C:\\Windows\\Temp"
+_WINDOWS_TEMP_RE = re.compile(r"^(?:[a-z]:)?/windows/temp/|^%(?:systemroot|windir)%/temp/", re.I)
 # directories a user or service manager sets up privately: ${XDG_RUNTIME_DIR:-/tmp} tries one
 # first. TMPDIR counts too: where it is set, it is the user's choice of a temporary directory.
 PRIVATE_VARS = {
@@ -189,13 +193,20 @@ def effective(path: PathExpr) -> PathExpr:
     return path
 
 
-def shared_tmp_dir(path: PathExpr | None) -> str | None:
-    """The world-writable directory the path lies directly in, or None."""
+def shared_tmp_dir(path: PathExpr | None, system_account: bool = False) -> str | None:
+    """The world-writable directory the path lies directly in, or None.  ``%TEMP%``/``%TMP%``
+    are private except for a script a Task Scheduler definition runs as SYSTEM (or another
+    service account), whose temporary directory is C:\\Windows\\Temp."""
     if path is None or not path.parts:
         return None
     first = path.parts[0]
     if effective(path) is not path:
-        return shared_tmp_dir(effective(path))
+        return shared_tmp_dir(effective(path), system_account)
+    if system_account and first.kind is PartKind.VAR and first.value.upper() in ("TEMP", "TMP"):
+        rest = "".join(p.value if p.kind is PartKind.LIT else "\0" for p in path.parts[1:])
+        if rest.strip("/").count("/") == 0 and "\0" not in rest:
+            return WINDOWS_TEMP + " (%TEMP% of a SYSTEM task)"
+        return None
     if first.kind is PartKind.TMPDIR:
         rest = path.parts[1:]
         text = "".join(p.value if p.kind is PartKind.LIT else "\0" for p in rest)
@@ -203,6 +214,9 @@ def shared_tmp_dir(path: PathExpr | None) -> str | None:
     if first.kind is not PartKind.LIT:
         return None
     text = first.value
+    m = _WINDOWS_TEMP_RE.match(text)
+    if m:
+        return WINDOWS_TEMP if "/" not in text[m.end() :] else None
     for d in SHARED_TMP_DIRS:
         if text.startswith(d + "/"):
             rest = text[len(d) + 1 :]

@@ -37,7 +37,7 @@ def lock_beside_script(ctx: Context):
 
 def _dir(where: str) -> str:
     """``/tmp`` as is; ``the system temporary directory`` (tempfile.gettempdir()) shorter."""
-    return where if where.startswith("/") else "temp dir"
+    return where if where.startswith(("/", "C:")) else "temp dir"
 
 
 def _made_shared_subdir(ctx: Context, path) -> str | None:
@@ -46,9 +46,10 @@ def _made_shared_subdir(ctx: Context, path) -> str | None:
     parent = path.dirname()
     if parent is None:
         return None
+    system = ctx.facts.system_account
     for made in ctx.facts.dirs_made:
-        if same_path(made, parent) and shared_tmp_dir(made) and predictable_name(made):
-            return shared_tmp_dir(made)
+        if same_path(made, parent) and shared_tmp_dir(made, system) and predictable_name(made):
+            return shared_tmp_dir(made, system)
     return None
 
 
@@ -66,7 +67,7 @@ def predictable_lock_in_shared_tmp(ctx: Context):
             continue
         if not predictable_name(acq.path):
             continue
-        where = shared_tmp_dir(acq.path)
+        where = shared_tmp_dir(acq.path, ctx.facts.system_account)
         if where is None:
             where = _made_shared_subdir(ctx, acq.path)
             if where is None:

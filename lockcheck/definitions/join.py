@@ -36,11 +36,11 @@ def _tree_root(d: str, roots: tuple[str, ...]) -> str:
 class Tree:
     """The scripts of the scanned tree, by tree-relative path."""
 
-    def __init__(self, results, roots: list[str]) -> None:
+    def __init__(self, results, roots: list[str], languages=("shell", "python")) -> None:
         self.roots = roots
         self.by_rel: dict[str, list[Script]] = {}
         for r in results:
-            if r.language not in ("shell", "python") or r.skipped:
+            if r.language not in languages or r.skipped:
                 continue
             rel = self.rel(r.path)
             takes = None if r.error else r.takes_lock
@@ -136,6 +136,10 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
         rel = tree.rel(os.path.abspath(d.path))
         return lambda cmd: tree.resolve(cmd, rel)
 
+    from .accounts import LANGUAGES, reanalyze, service_account_scripts
+
+    win = Tree(results, roots, LANGUAGES)
+    reanalyze(targets, results, win, service_account_scripts(defs, win))
     starts: dict[str, list[Start]] = {}
     contexts = []
     for t, r, d in defs:

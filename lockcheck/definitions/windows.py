@@ -70,6 +70,30 @@ def _find(node: dict | None, *path: str) -> dict | None:
     return node
 
 
+# SYSTEM, LocalService, NetworkService: their %TEMP% is the shared C:\\Windows\\Temp
+SERVICE_ACCOUNTS = {
+    "s-1-5-18",
+    "s-1-5-19",
+    "s-1-5-20",
+    "system",
+    "localsystem",
+    "nt authority\\system",
+    "local service",
+    "localservice",
+    "nt authority\\localservice",
+    "nt authority\\local service",
+    "network service",
+    "networkservice",
+    "nt authority\\networkservice",
+    "nt authority\\network service",
+}
+
+
+def runs_as_service_account(user: str | None) -> bool:
+    """A task principal's ``UserId`` names SYSTEM, LocalService or NetworkService."""
+    return (user or "").strip().lower() in SERVICE_ACCOUNTS
+
+
 def parse(path: str, text: str, data: bytes | None = None) -> Definition:
     from defusedxml import DefusedXmlException
     from defusedxml.ElementTree import XMLParser
@@ -102,6 +126,9 @@ def parse(path: str, text: str, data: bytes | None = None) -> Definition:
     for key in ("MultipleInstancesPolicy", "ExecutionTimeLimit"):
         n = _find(settings, key)
         e.settings[key] = Setting(n["text"].strip(), n["line"]) if n else Setting(None, line)
+    user = _find(root, "Principals", "Principal", "UserId")
+    if user is not None:
+        e.settings["UserId"] = Setting(user["text"].strip(), user["line"])
     for action in (_find(root, "Actions") or {"kids": []})["kids"]:
         if action["tag"] != "Exec":
             continue

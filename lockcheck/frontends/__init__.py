@@ -15,6 +15,8 @@ SHELL_EXTENSIONS = (".sh", ".bash", ".ksh", ".dash", ".bats")
 PYTHON_EXTENSIONS = (".py", ".pyw")
 JAVASCRIPT_EXTENSIONS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")  # .tsx: not a job script
 POWERSHELL_EXTENSIONS = (".ps1", ".psm1")
+# TypeScript declaration files hold types only: never a job script
+DECLARATION_EXTENSIONS = (".d.ts", ".d.mts", ".d.cts")
 # every extension that decides the language without reading the file's head
 KNOWN_EXTENSIONS = (
     SHELL_EXTENSIONS + PYTHON_EXTENSIONS + JAVASCRIPT_EXTENSIONS + POWERSHELL_EXTENSIONS
@@ -58,6 +60,8 @@ def language_of(path: str, head: bytes) -> str | None:
     if by_shebang is not None:
         return by_shebang
     lower = path.lower()
+    if lower.endswith(DECLARATION_EXTENSIONS):
+        return None
     if lower.endswith(SHELL_EXTENSIONS):
         return "shell"
     if lower.endswith(PYTHON_EXTENSIONS):
