@@ -306,6 +306,37 @@ CASES: dict[str, tuple[str, set[tuple[str, int]]]] = {
     """,
         set(),
     ),
+    # ---------------------------------------------------------------- from the corpus review
+    "ps301_neg_removal_in_scriptblock.ps1": (
+        """
+    New-Item -ItemType SymbolicLink -Path $link -Value 'C:\\Data\\beta' > $null
+    { Remove-Item -Path $link -ErrorAction Stop } | Should -Throw
+    """,
+        set(),
+    ),
+    "ps406_neg_output_stream_rethrown.ps1": (
+        """
+    try {
+        $out = New-Object -TypeName System.IO.FileStream -ArgumentList $OutFile, ([IO.FileMode]::Create), ([IO.FileAccess]::Write), ([IO.FileShare]::None)
+        $out.Write($buffer, 0, $n)
+    } catch {
+        throw $_
+    }
+    """,
+        set(),
+    ),
+    "ps405_neg_other_function.ps1": (
+        """
+    function Lock-Work {
+        try { New-Item -ItemType File -Path 'C:\\Work\\LOCK' -ErrorAction Stop | Out-Null } catch { exit 75 }
+    }
+    function Start-Server {
+        Start-Process -FilePath 'C:\\srv\\server.exe' -PassThru
+    }
+    Start-Server
+    """,
+        set(),
+    ),
 }
 SCOPE = {"LCK301", "LCK405", "LCK406"}
 

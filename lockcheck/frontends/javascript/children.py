@@ -128,8 +128,9 @@ class Children:
     def _held(self, call: Any) -> int | None:
         """The lock taken before ``call`` and not in its busy branch, if any."""
         s = self.tree.offsets.char(call.start_byte)
+        func = syntax.function_of(call)
         for i, (acq, node) in enumerate(zip(self.facts.acquires, self.acq_nodes, strict=True)):
-            if node.start_byte >= call.start_byte:
+            if node.start_byte >= call.start_byte or syntax.function_of(node) != func:
                 continue
             b = acq.busy
             if b is not None and b.span.start <= s < b.span.end:
@@ -175,8 +176,11 @@ class Children:
         for c in syntax.descendants(nxt[0], "call_expression"):
             if self.names.callee(c) not in PROBE_REMOVES:
                 continue
-            if syntax.function_of(c) != syntax.function_of(call):
-                continue  # a callback: runs later
+            if (
+                syntax.function_of(c) != syntax.function_of(call)
+                or syntax.statement_of(c) != nxt[0]
+            ):
+                continue  # a callback or a nested block: runs later, if at all
             p = self.names.path(arg(c, 0))
             if p is not None and p.key() == path.key():
                 return c

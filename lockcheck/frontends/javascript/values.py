@@ -46,6 +46,7 @@ class Names:
         self.functions: dict[str, Any] = {}  # name -> function node
         self.calls_by_name: dict[str, list[Any]] = {}  # callee's last name -> calls
         self._paths: dict[tuple[int, int], PathExpr | None] = {}
+        self._callees: dict[tuple[int, int], str] = {}
         self._memo: dict[tuple[int, int, str], list[Part]] = {}
         self._index()
         for c in tree.calls:
@@ -176,12 +177,15 @@ class Names:
         return None
 
     def callee(self, call: Any) -> str:
-        fn = call.child_by_field_name("function") or call.child_by_field_name("constructor")
-        q = self.qname(fn) if fn is not None else None
+        """Memoised per call: every stage asks it of every call."""
+        key = (call.start_byte, call.end_byte)
+        q = self._callees.get(key)
         if q is None:
-            return ""
-        # fs.promises.x / fsp.x / fs-extra: one vocabulary
-        return q.replace("fs.promises.", "fs.").replace("fs.default.", "fs.")
+            fn = call.child_by_field_name("function") or call.child_by_field_name("constructor")
+            q = (self.qname(fn) if fn is not None else None) or ""
+            # fs.promises.x / fsp.x / fs-extra: one vocabulary
+            q = self._callees[key] = q.replace("fs.promises.", "fs.").replace("fs.default.", "fs.")
+        return q
 
     # -- values ------------------------------------------------------------------------------
     def values(self, ident: Any) -> list[Any]:

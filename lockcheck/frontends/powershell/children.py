@@ -67,8 +67,9 @@ class Children:
 
     def _add(self, node: Any, how: str) -> None:
         s = self.tree.char(node.start_byte)
+        scope = syntax.scope_of(node)
         for i, (acq, an) in enumerate(zip(self.facts.acquires, self.acq_nodes, strict=True)):
-            if an.start_byte >= node.start_byte:
+            if an.start_byte >= node.start_byte or syntax.scope_of(an) != scope:
                 continue
             b = acq.busy
             if b is not None and b.span.start <= s < b.span.end:
@@ -112,8 +113,8 @@ class Children:
         if i < 0 or i + 1 >= len(sibs):
             return None
         for rm in syntax.descendants(sibs[i + 1], "command"):
-            if syntax.command_name(rm) not in REMOVES:
-                continue
+            if syntax.command_name(rm) not in REMOVES or _statement(rm) != sibs[i + 1]:
+                continue  # a removal inside a script block or a try runs later, if at all
             c = self.values.command(rm)
             p = self.values.path(c.get("path", "literalpath", position=0))
             if p is not None and p.key() == path.key():

@@ -312,7 +312,7 @@ class Locks:
         acq.busy = self._busy_of_try(inv)
         if acq.kind is LockKind.EXISTENCE and not self.decides(acq, self.catch_of(inv)[1]):
             return
-        if acq.kind is LockKind.FLOCK and acq.busy is not None:
+        if acq.kind is LockKind.FLOCK and self.skips(acq.busy):  # a rethrow is no busy branch
             acq.open_failure_is_busy = not self._tells_sharing_apart(self.catch_of(inv)[0])
             acq.open_span = acq.span
         self.add(acq, inv)
