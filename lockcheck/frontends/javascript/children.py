@@ -70,7 +70,7 @@ class Children:
             if a.type == "try_statement" and a.child_by_field_name("finalizer") is not None:
                 body = a.child_by_field_name("body")
                 if body is not None and syntax.within(call, body):
-                    return f"{name}(...) not awaited before the finally"
+                    return f"{name}(...) not awaited"
         return None
 
     def _result_var(self, call: Any) -> str | None:

@@ -36,11 +36,11 @@ class Children:
             c = self.values.command(cmd)
             if c.has("wait") or self._waited(cmd):
                 continue
-            self._add(cmd, "Start-Process without -Wait")
+            self._add(cmd, "`Start-Process` (no `-Wait`)")
         for inv in self.tree.invocations:
             target, member, _a = invocation_parts(inv)
             if target == "diagnostics.process" and member == "start" and not self._waited(inv):
-                self._add(inv, "[Diagnostics.Process]::Start(...) not waited for")
+                self._add(inv, "`Process::Start()` not waited for")
 
     def _waited(self, node: Any) -> bool:
         """The started process is waited for: piped to ``Wait-Process``, or its variable gets
