@@ -63,7 +63,7 @@ class Tree:
         """None reported: tree-sitter-powershell 0.26 rejects much valid PowerShell: 379 of
         1092 files of 15 public repositories have an ERROR node, 13% of their bytes and 20%
         of the lock-relevant commands lie in one (``bench/frontends.py parse``).  The first
-        errors are a variable starting a bare path argument (``$PSScriptRoot\..\x.psd1``),
+        errors are a variable starting a bare path argument (``$PSScriptRoot\\..\\x.psd1``),
         comma lists of bare arguments (``-Name a, b``), ``class``/``enum`` bodies, ``??``,
         the ternary, ``[Type+Nested]``; masking backtick continuations fixes none (381 after),
         so no pre-pass is made.  An ERROR node says more about the grammar than about the
