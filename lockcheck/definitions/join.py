@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from dataclasses import replace
 from functools import lru_cache
 
@@ -86,10 +87,44 @@ def _entry_line(e, c: Command) -> int:
     return e.line
 
 
+def _load(t, r, kind: str) -> Definition | None:
+    """Read one definition file into its result (text, bytes, decoding) and parse it; None
+    when it cannot be read (``r.error``) or is binary."""
+    from ..source import Source, decode
+
+    try:
+        if not stat.S_ISREG(os.stat(t.path).st_mode):  # a FIFO would block the run
+            r.error = f"{t.display}: not a regular file"
+            return None
+        with open(t.path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        r.error = f"{t.display}: {exc.strerror or exc}"
+        return None
+    source = decode(data, "python" if kind == "airflow" else None)
+    if source is None and kind == "windows":  # UTF-16 without a BOM
+        from .windows import decode as wdecode
+
+        source = Source(wdecode(data), "utf-16")
+    if source is None:
+        if t.explicit:
+            r.warning = f"{t.display}: binary file, not checked"
+        return None
+    if kind == "windows":
+        from .windows import parse as wparse
+
+        d = wparse(t.display, source.text, data)
+        r.warning = None  # UTF-16 is text here
+    else:
+        d = parse(kind, t.display, source.text)
+    if r.text is None:
+        r.text, r.data, r.source = source.text, data, source
+    return d
+
+
 def analyze_tree(targets, results, paths: list[str]) -> None:
     from ..engine import file_disabled, suppressed
     from ..runner import codes_for
-    from ..source import Source, decode
 
     roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
     defs: list[tuple[object, object, Definition]] = []
@@ -99,29 +134,10 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
             kind = "airflow" if is_airflow(t.path) else None
         if kind is None:
             continue
-        try:
-            with open(t.path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            r.error = f"{t.display}: {exc.strerror or exc}"
+        d = _load(t, r, kind)
+        if d is None:
             continue
-        source = decode(data, "python" if kind == "airflow" else None)
-        if source is None and kind == "windows":  # UTF-16 without a BOM
-            from .windows import decode as wdecode
-
-            source = Source(wdecode(data), "utf-16")
-        if source is None:
-            continue  # a binary file
-        if kind == "windows":
-            from .windows import parse as wparse
-
-            d = wparse(t.display, source.text, data)
-            r.warning = None  # UTF-16 is text here
-        else:
-            d = parse(kind, t.display, source.text)
         defs.append((t, r, d))
-        if r.text is None:
-            r.text, r.data, r.source = source.text, data, source
 
     if not defs:
         return
