@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..definitions import Command, Definition, Entry, Setting
-from ..model import Finding, Span
+from ..fix import jobs as fixes
+from ..model import Finding, Fix, Span
 from . import RULES, rule
 
 
@@ -42,6 +43,7 @@ class JobContext:
     # services started by a timer: service file name -> the timer's display path
     timers: dict[str, str] = field(default_factory=dict)
     starts: dict[str, list[Start]] = field(default_factory=dict)  # script rel -> entries
+    skip_exit_code: int = 75  # the status a wrapping `flock -n -E` returns (settings)
 
     def at(self, c: Command, sc: Script) -> tuple[int, int]:
         """Where a command names its script: the line (and column) of the word."""
@@ -52,8 +54,11 @@ class JobContext:
         text = lines[line - 1] if line <= len(lines) else ""
         return line, max(text.find(sc.word), 0) + 1
 
-    def finding(self, code: str, line: int, message: str, col: int = 1) -> Finding:
+    def finding(
+        self, code: str, line: int, message: str, col: int = 1, fix: Fix | None = None
+    ) -> Finding:
         r = RULES[code]
+        suggestion = fix if fix is not None and fix.applicability.value == "suggestion" else None
         return Finding(
             code=code,
             name=r.name,
@@ -61,6 +66,8 @@ class JobContext:
             message=message,
             path=self.definition.path,
             span=Span(line, col, line, col),
+            fix=None if suggestion is not None else fix,
+            suggestion=suggestion,
         )
 
 
@@ -174,6 +181,7 @@ LAYER = "definitions"
     "scheduler-allows-overlap",
     "warning",
     "The scheduler starts a new run while the last one still runs.",
+    fix="unsafe",
     help="use `concurrencyPolicy: Forbid`, `prohibit_overlap = true`, `max_active_runs=1` or"
     " `IgnoreNew`",
     layer=LAYER,
@@ -201,6 +209,7 @@ def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
             s.line,
             f"`{what[0]}` {found}: a new run starts beside a running one",
             s.col if s.value is not None else e.col,
+            fixes.overlap_fix(ctx.definition, e, s),
         )
 
 
@@ -209,6 +218,7 @@ def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
     "scheduled-ci-without-concurrency",
     "warning",
     "A scheduled CI workflow or job has no concurrency group that holds across runs.",
+    fix="suggestion",
     help="add `concurrency: {group: ${{ github.workflow }}, cancel-in-progress: false}`;"
     " GitLab: `resource_group:`",
     layer=LAYER,
@@ -223,6 +233,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                     f"job `{_short(e.name, 30)}` runs for schedules and deploys without"
                     " `resource_group`",
                     e.col,
+                    fixes.resource_group_fix(ctx.definition, e),
                 )
             continue
         if e.kind != "workflow" or not e.scheduled:
@@ -249,6 +260,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                     f"job `{_short(j.name, 30)}` of a scheduled workflow has no concurrency"
                     " group: runs can overlap",
                     j.col,
+                    fixes.workflow_group_fix(ctx.definition),
                 )
             else:
                 yield ctx.finding(
@@ -257,6 +269,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                     "scheduled workflow without a concurrency group: a run can start while the"
                     " last one still runs",
                     e.col,
+                    fixes.workflow_group_fix(ctx.definition),
                 )
         for holder in [e, *e.jobs]:
             c = holder.get("cancel")
@@ -276,6 +289,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
     "scheduled-script-without-lock",
     "warning",
     "An entry that can overlap runs a script of the tree that takes no lock.",
+    fix="suggestion",
     help="wrap the command: `flock -n -E 75 <lock> <command>`, or take a lock in the script",
     layer=LAYER,
 )
@@ -294,6 +308,9 @@ def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
                 f"`{_short(sc.rel, 40)}` takes no lock and this entry can start it beside a"
                 " running copy",
                 col,
+                fixes.wrap_fix(ctx.definition, c, sc.rel, ctx.skip_exit_code)
+                if not sc.offset
+                else None,
             )
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
 from ..checks import RULES
 from ..checks.jobs import JobContext, Script, Start, scheduled_commands
-from ..model import FileFacts, Finding, Span
+from ..model import FileFacts, Finding, ParseError, Span
 from . import Command, Definition, parse
 from .commands import script_paths
 from .discover import is_airflow
@@ -111,19 +112,54 @@ def _load(t, r, kind: str) -> Definition | None:
             r.warning = f"{t.display}: binary file, not checked"
         return None
     if kind == "windows":
-        from .windows import parse as wparse
-
-        d = wparse(t.display, source.text, data)
         r.warning = None  # UTF-16 is text here
-    else:
-        d = parse(kind, t.display, source.text)
+    d = _parse(kind, t.display, source.text, data)
     if r.text is None:
         r.text, r.data, r.source = source.text, data, source
     return d
 
 
-def analyze_tree(targets, results, paths: list[str]) -> None:
+def _parse(kind: str, display: str, text: str, data: bytes | None = None) -> Definition:
+    if kind == "windows":
+        from .windows import parse as wparse
+
+        return wparse(display, text, data)
+    return parse(kind, display, text)
+
+
+def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Finding]]:
+    """The definition's findings (LCK000, LCK6xx, its embedded shell), suppressions applied;
+    its facts carry its parse errors."""
     from ..engine import file_disabled, suppressed
+
+    d = ctx.definition
+    found: list[Finding] = []
+    facts = FileFacts(d.path, "definition", d.text, comments=d.comments)
+    for e in d.errors:
+        span = Span(e.line, e.col, e.line, e.col)
+        facts.parse_errors.append(ParseError(span, e.message))
+    if d.errors and "LCK000" in codes:
+        e = d.errors[0]
+        rule = RULES["LCK000"]
+        found.append(
+            Finding(
+                "LCK000", rule.name, rule.severity, e.message, d.path, facts.parse_errors[0].span
+            )
+        )
+    for code, rule in RULES.items():
+        if rule.layer == "definitions" and code in codes:
+            found.extend(rule.check(ctx))
+    found.extend(shell_findings(d, t.settings, codes))
+    disabled = file_disabled(facts)
+    return facts, [f for f in found if not suppressed(facts, f, disabled)]
+
+
+Reanalyse = Callable[[str], tuple[FileFacts, list[Finding]]]
+
+
+def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
+    """Fill the results of definition files; returns, per displayed path of a definition,
+    how to analyse a new text of it in the same tree (what ``--fix`` verifies with)."""
     from ..runner import codes_for
 
     roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
@@ -140,7 +176,7 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
         defs.append((t, r, d))
 
     if not defs:
-        return
+        return {}
     tree = Tree(results, roots)
     timers: dict[str, str] = {}
     for _t, _r, d in defs:
@@ -148,47 +184,55 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
             if e.kind == "timer":
                 timers[e.get("Unit").value or ""] = d.path
 
-    def script_of(d: Definition):
+    def context(t, d: Definition) -> JobContext:
         rel = tree.rel(os.path.abspath(d.path))
-        return lambda cmd: tree.resolve(cmd, rel)
+        code = t.settings.skip_exit_code
+        return JobContext(d, lambda cmd: tree.resolve(cmd, rel), timers, starts, code)
 
     starts: dict[str, list[Start]] = {}
     contexts = []
     for t, r, d in defs:
-        ctx = JobContext(d, script_of(d), timers, starts)
+        ctx = context(t, d)
         contexts.append((t, r, ctx))
-        for e in d.entries:
-            for c in scheduled_commands(ctx, e):
-                sc = ctx.script_of(c)
-                if sc is not None:
-                    line = ctx.at(c, sc)[0]
-                    entry = _entry_line(e, c)
-                    starts.setdefault(sc.rel, []).append(Start(d.path, line, c.wrapped, entry))
+        _add_starts(ctx, starts)
 
+    again: dict[str, Reanalyse] = {}
     for t, r, ctx in contexts:
-        d = ctx.definition
         codes = codes_for(t.settings, t.path)
-        found: list[Finding] = []
-        if d.errors and "LCK000" in codes:
-            e = d.errors[0]
-            rule = RULES["LCK000"]
-            found.append(
-                Finding(
-                    "LCK000",
-                    rule.name,
-                    rule.severity,
-                    e.message,
-                    d.path,
-                    Span(e.line, e.col, e.line, e.col),
-                )
-            )
-        for code, rule in RULES.items():
-            if rule.layer == "definitions" and code in codes:
-                found.extend(rule.check(ctx))
-        found.extend(shell_findings(d, t.settings, codes))
-        facts = FileFacts(d.path, "definition", d.text, comments=d.comments)
-        disabled = file_disabled(facts)
-        kept = [f for f in found if not suppressed(facts, f, disabled)]
+        _facts, kept = _findings(t, ctx, codes)
         if kept:
             r.findings = sorted(r.findings + kept, key=lambda f: f.sort_key)
         r.skipped = False
+        again[t.display] = _reanalyse(t, ctx.definition.kind, context, codes)
+    return again
+
+
+def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
+    """The scripts the definition's entries start, for LCK606."""
+    d = ctx.definition
+    for e in d.entries:
+        for c in scheduled_commands(ctx, e):
+            sc = ctx.script_of(c)
+            if sc is not None:
+                line = ctx.at(c, sc)[0]
+                starts.setdefault(sc.rel, []).append(
+                    Start(d.path, line, c.wrapped, _entry_line(e, c))
+                )
+
+
+def _reanalyse(t, kind: str, context, codes: set[str]) -> Reanalyse:
+    def analyse(text: str) -> tuple[FileFacts, list[Finding]]:
+        ctx = context(t, _parse(kind, t.display, text))
+        # this file's entries as they are in the new text, the others' as they were
+        ctx.starts = {k: [s for s in v if s.path != t.display] for k, v in ctx.starts.items()}
+        _add_starts(ctx, ctx.starts)
+        facts, found = _findings(t, ctx, codes)
+        if kind != "airflow":
+            return facts, found
+        from ..engine import analyze_text  # a DAG file is a Python script too
+
+        py_facts, py_found = analyze_text(t.display, text, "python", t.settings, codes)
+        py_facts.parse_errors.extend(facts.parse_errors)
+        return py_facts, sorted(py_found + found, key=lambda f: f.sort_key)
+
+    return analyse
