@@ -39,6 +39,7 @@ class FileResult:
     warning: str | None = None  # one line, printed as "lockcheck: warning: ..."
     skipped: bool = False  # not analysed (binary, unknown language)
     takes_lock: bool | None = None  # the script acquires a lock of any kind (job definitions)
+    backgrounds: bool | None = None  # it leaves a child running in the background (LCK605)
 
 
 def source_lines(text: str) -> list[str]:
@@ -138,6 +139,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
     res.warning = unknown_codes_warning(_facts)  # an unknown code in a suppression comment
     res.findings = findings
     res.takes_lock = bool(_facts.acquires)
+    res.backgrounds = bool(_facts.backgrounds)
     if findings:
         res.text = text
         res.data = data

@@ -51,3 +51,78 @@ def test_cronjob_deep_in_a_large_multi_document_file(cli, tmp_path):
     write(tmp_path, "bundle.yaml", head + "---\n" + CRONJOB_ALLOW)
     _, got, out, _ = rows(cli, "--select", "LCK601")
     assert got == [("bundle.yaml", head.count("\n") + 3, "LCK601")], out
+
+
+# --------------------------------------------------------------------------- the join feeds
+# the script rules: a scheduled script is `started_by_job` (LCK404), a unit's script's
+# background work is LCK605
+
+TRAP_NO_LOCK = """\
+#!/bin/bash
+set -euo pipefail
+cleanup() {
+  rm -rf "$WORK"
+  exit 0
+}
+WORK=$(mktemp -d)
+trap cleanup EXIT
+rsync -a /srv/data/ "$WORK/"
+tar -czf /backup/data.tgz -C "$WORK" .
+"""
+
+
+def test_exit_trap_of_a_script_started_by_cron_is_lck404(cli, tmp_path):
+    write(tmp_path, "scripts/archive.sh", TRAP_NO_LOCK)
+    _, got, out, _ = rows(cli, "--select", "LCK404")
+    assert got == [], out  # an interactive tool: its status is nobody's skip signal
+    write(tmp_path, "deploy/app.crontab", "15 2 * * * /opt/app/scripts/archive.sh\n")
+    _, got, out, _ = rows(cli, "--select", "LCK404")
+    assert got == [("scripts/archive.sh", 5, "LCK404")], out
+
+
+def test_script_named_by_an_unscheduled_workflow_is_not_started_by_a_job(cli, tmp_path):
+    write(tmp_path, "scripts/archive.sh", TRAP_NO_LOCK)
+    wf = "on: push\njobs:\n  b:\n    runs-on: ubuntu-latest\n    steps:\n      - run: ./scripts/archive.sh\n"
+    write(tmp_path, ".github/workflows/ci.yml", wf)
+    _, got, out, _ = rows(cli, "--select", "LCK404")
+    assert got == [], out
+
+
+LOCK_AND_BACKGROUND = """\
+#!/bin/bash
+exec 9>/run/lock/fetch.lock
+flock -n 9 || exit 75
+/opt/app/bin/fetch --all &
+echo "started fetch"
+"""
+
+FETCH_TIMER = "[Unit]\nDescription=fetch\n\n[Timer]\nOnCalendar=hourly\n"
+
+
+def fetch_service(kill_mode: str) -> str:
+    return (
+        "[Unit]\nDescription=fetch\n\n[Service]\nType=simple\n"
+        + (f"KillMode={kill_mode}\n" if kill_mode else "")
+        + "ExecStart=/opt/app/scripts/fetch.sh\n"
+    )
+
+
+def test_killmode_process_and_a_script_that_backgrounds_is_lck605(cli, tmp_path):
+    write(tmp_path, "scripts/fetch.sh", LOCK_AND_BACKGROUND)
+    write(tmp_path, "systemd/fetch.timer", FETCH_TIMER)
+    write(tmp_path, "systemd/fetch.service", fetch_service("process"))
+    _, got, out, _ = rows(cli, "--select", "LCK605")
+    assert got == [("systemd/fetch.service", 7, "LCK605")], out
+    assert "in `scripts/fetch.sh`" in out
+
+
+def test_default_killmode_or_no_background_is_not_lck605(cli, tmp_path):
+    write(tmp_path, "scripts/fetch.sh", LOCK_AND_BACKGROUND)
+    write(tmp_path, "systemd/fetch.timer", FETCH_TIMER)
+    write(tmp_path, "systemd/fetch.service", fetch_service(""))
+    _, got, out, _ = rows(cli, "--select", "LCK605")
+    assert got == [], out  # control-group: the child is killed with the unit
+    write(tmp_path, "systemd/fetch.service", fetch_service("process"))
+    write(tmp_path, "scripts/fetch.sh", LOCK_AND_BACKGROUND.replace(" &\n", "\n"))
+    _, got, out, _ = rows(cli, "--select", "LCK605")
+    assert got == [], out

@@ -22,6 +22,7 @@ class Script:
 
     rel: str  # tree-relative path
     takes_lock: bool | None  # None: its analysis failed (unknown)
+    backgrounds: bool | None = None  # it leaves a child in the background (None: unknown)
     offset: int = 0  # the line of the command (from its first) that names the script
     word: str = ""  # the word that names it
 
@@ -119,9 +120,9 @@ def unheld_jobs(wf: Entry) -> list[Entry]:
     return [j for j in wf.jobs if not group_holds(j.get("group"))]
 
 
-def _escapes(e: Entry) -> bool:
+def _escapes(ctx: JobContext, e: Entry) -> bool:
     """A service whose work escapes the unit (LCK605's hand-off and background cases)."""
-    return bool(_handoff(e) or _backgrounds(e))
+    return bool(_handoff(e) or _backgrounds(ctx, e))
 
 
 _HANDOFF = re.compile(r"\bdocker\s+run\b[^|;&]*\s(-d|--detach)\b|\bsystemd-run\b|(^|[\s;&|])at\s")
@@ -131,14 +132,19 @@ def _handoff(e: Entry) -> Command | None:
     return next((c for c in e.commands if _HANDOFF.search(c.text)), None)
 
 
-def _backgrounds(e: Entry) -> Command | None:
+def _backgrounds(ctx: JobContext, e: Entry) -> tuple[Command, Script | None] | None:
+    """Under ``KillMode=process``/``none``: the command that leaves work in the background,
+    in its own ``sh -c`` text or in the script of the tree it runs (that script's facts)."""
     km = e.get("KillMode").value
     if km not in ("process", "none"):
         return None
-    return next(
-        (c for c in e.commands if re.search(r"[^&]&\s*['\"]?\s*$|\bnohup\b|\bsetsid\b", c.text)),
-        None,
-    )
+    for c in e.commands:
+        if re.search(r"[^&]&\s*['\"]?\s*$|\bnohup\b|\bsetsid\b", c.text):
+            return c, None
+        sc = ctx.script_of(c)
+        if sc is not None and sc.backgrounds:
+            return c, sc
+    return None
 
 
 def overlapping_commands(ctx: JobContext, e: Entry) -> Iterator[Command]:
@@ -150,7 +156,7 @@ def overlapping_commands(ctx: JobContext, e: Entry) -> Iterator[Command]:
             yield from j.commands
     elif e.kind == "gitlab-job" and gitlab_unguarded(e):
         yield from e.commands
-    elif e.kind == "service" and e.name in ctx.timers and _escapes(e):
+    elif e.kind == "service" and e.name in ctx.timers and _escapes(ctx, e):
         yield from e.commands
 
 
@@ -393,14 +399,17 @@ def timer_service_defeats_schedule(ctx: JobContext) -> Iterator[Finding]:
                 "`RemainAfterExit=yes` on a timer's service: the timer starts it once and never"
                 " again",
             )
-        c = _backgrounds(e)
-        if c is not None:
+        bg = _backgrounds(ctx, e)
+        if bg is not None:
+            c, sc = bg
+            where = f" in `{_short(sc.rel, 30)}`" if sc is not None else ""
+            line, col = ctx.at(c, sc) if sc is not None else (c.line, c.col)
             yield ctx.finding(
                 "LCK605",
-                c.line,
-                f"`KillMode={e.get('KillMode').value}` and background work: it outlives the unit"
-                " and runs overlap",
-                c.col,
+                line,
+                f"`KillMode={e.get('KillMode').value}` and background work{where}: it outlives"
+                " the unit and runs overlap",
+                col,
             )
         c = _handoff(e)
         if c is not None:

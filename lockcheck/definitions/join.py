@@ -46,7 +46,8 @@ class Tree:
                 continue
             rel = self.rel(r.path)
             takes = None if r.error else r.takes_lock
-            self.by_rel.setdefault(rel, []).append(Script(rel, takes))
+            bg = None if r.error else r.backgrounds
+            self.by_rel.setdefault(rel, []).append(Script(rel, takes, backgrounds=bg))
 
     def rel(self, path: str) -> str:
         root = _tree_root(os.path.dirname(path), tuple(self.roots))
@@ -196,6 +197,7 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
         contexts.append((t, r, ctx))
         _add_starts(ctx, starts)
 
+    _started_by_job(targets, results, tree, starts)
     again: dict[str, Reanalyse] = {}
     for t, r, ctx in contexts:
         codes = codes_for(t.settings, t.path)
@@ -205,6 +207,43 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
         r.skipped = False
         again[t.display] = _reanalyse(t, ctx.definition.kind, context, codes)
     return again
+
+
+def _started_by_job(targets, results, tree: Tree, starts: dict[str, list[Start]]) -> None:
+    """A shell script that a definition starts is analysed again as ``started_by_job`` (the
+    script rules that depend on it: LCK404).  One that takes a lock was analysed as such
+    already; one that could not be analysed stays as it is."""
+    from ..engine import InternalError, analyze_text
+    from ..runner import codes_for
+    from ..source import decode
+
+    for t, r in zip(targets, results, strict=True):
+        if r.language != "shell" or r.error or r.skipped or r.takes_lock:
+            continue
+        if tree.rel(r.path) not in starts:
+            continue
+        text = r.text
+        if text is None:
+            try:
+                with open(r.path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            source = decode(data, "shell")
+            if source is None:
+                continue
+            text = source.text
+        else:
+            data, source = r.data, r.source
+        try:
+            _facts, found = analyze_text(
+                r.display, text, "shell", t.settings, codes_for(t.settings, t.path), True
+            )
+        except InternalError:
+            continue  # reported by the first analysis, had it failed
+        if len(found) != len(r.findings):
+            r.findings = found
+            r.text, r.data, r.source = text, data, source
 
 
 def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
