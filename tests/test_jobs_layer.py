@@ -126,3 +126,48 @@ def test_default_killmode_or_no_background_is_not_lck605(cli, tmp_path):
     write(tmp_path, "scripts/fetch.sh", LOCK_AND_BACKGROUND.replace(" &\n", "\n"))
     _, got, out, _ = rows(cli, "--select", "LCK605")
     assert got == [], out
+
+
+# --------------------------------------------------------------------------- ExecStart= shell
+
+
+def unit(exec_start: str) -> str:
+    return (
+        "[Unit]\nDescription=sync\n\n[Service]\nType=oneshot\nTimeoutStartSec=1h\n"
+        f"ExecStart={exec_start}\n"
+    )
+
+
+def test_exec_start_sh_c_literal_is_embedded_shell_mapped_to_its_column(cli, tmp_path):
+    write(tmp_path, "systemd/sync.timer", FETCH_TIMER)
+    write(
+        tmp_path,
+        "systemd/sync.service",
+        unit("/bin/sh -c 'flock -n %h/sync.lock rsync -a /srv/ /b/'"),
+    )
+    _, got, out, _ = rows(cli, "--select", "LCK403")
+    assert got == [("systemd/sync.service", 7, "LCK403")], out
+    assert "sync.service:7:23:" in out  # the column of `flock` inside the quotes
+    fixed = unit("/bin/sh -c 'flock -n -E 75 %h/sync.lock rsync -a /srv/ /b/'")
+    write(tmp_path, "systemd/sync.service", fixed)
+    _, got, out, _ = rows(cli, "--select", "LCK4,LCK000")
+    assert got == [], out
+
+
+def test_exec_start_without_a_shell_is_not_shell(cli, tmp_path):
+    """`ExecStart=` is not a shell: `flock -n L cmd` there is an argv, its status systemd's."""
+    write(tmp_path, "systemd/sync.timer", FETCH_TIMER)
+    write(tmp_path, "systemd/sync.service", unit("/usr/bin/flock -n /run/lock/s.lock /opt/sync"))
+    _, got, out, _ = rows(cli, "--select", "LCK4,LCK000")
+    assert got == [], out
+
+
+def test_exec_start_bash_c_names_a_script_of_the_tree(cli, tmp_path):
+    write(tmp_path, "scripts/backup.sh", "#!/bin/bash\nrsync -a /srv/data/ /backup/\n")
+    write(tmp_path, "deploy/app.crontab", "15 2 * * * /opt/app/scripts/backup.sh\n")
+    write(tmp_path, "systemd/sync.timer", FETCH_TIMER)
+    write(
+        tmp_path, "systemd/sync.service", unit('/bin/bash -c "cd /opt/app && ./scripts/backup.sh"')
+    )
+    _, got, out, _ = rows(cli, "--select", "LCK606")
+    assert ("systemd/sync.service", 7, "LCK606") in got, out
