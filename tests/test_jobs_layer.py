@@ -171,3 +171,59 @@ def test_exec_start_bash_c_names_a_script_of_the_tree(cli, tmp_path):
     )
     _, got, out, _ = rows(cli, "--select", "LCK606")
     assert ("systemd/sync.service", 7, "LCK606") in got, out
+
+
+# --------------------------------------------------------------------------- GitLab include/extends
+
+MAIN_CI = """\
+stages: [deploy]
+
+include:
+  - local: /ci/templates.yml
+  - local: ci/deploy.yml
+  - remote: https://example.com/ci/shared.yml
+"""
+
+TEMPLATES = """\
+.deploy:
+  environment: production
+  rules:
+    - if: $CI_PIPELINE_SOURCE == "schedule"
+"""
+
+DEPLOY = """\
+deploy-prod:
+  extends: .deploy
+  stage: deploy
+  script:
+    - ./scripts/publish.sh
+"""
+
+
+def test_gitlab_included_job_extending_a_template_is_read(cli, tmp_path):
+    write(tmp_path, ".gitlab-ci.yml", MAIN_CI)
+    write(tmp_path, "ci/templates.yml", TEMPLATES)
+    write(tmp_path, "ci/deploy.yml", DEPLOY)
+    write(tmp_path, "scripts/publish.sh", "#!/bin/sh\nrsync -a dist/ web:/srv/www/\n")
+    _, got, out, _ = rows(cli, "--select", "LCK602,LCK603")
+    assert got == [("ci/deploy.yml", 1, "LCK602"), ("ci/deploy.yml", 5, "LCK603")], out
+
+
+def test_gitlab_resource_group_from_the_template_holds(cli, tmp_path):
+    write(tmp_path, ".gitlab-ci.yml", MAIN_CI)
+    write(tmp_path, "ci/templates.yml", TEMPLATES + "  resource_group: production\n")
+    write(tmp_path, "ci/deploy.yml", DEPLOY)
+    _, got, out, _ = rows(cli, "--select", "LCK602")
+    assert got == [], out
+
+
+def test_gitlab_unknown_template_and_unfollowed_include_are_unknown(cli, tmp_path):
+    """A template from a remote include is not read: the job's keys are unknown."""
+    main = MAIN_CI.replace("  - local: /ci/templates.yml\n", "")
+    write(tmp_path, ".gitlab-ci.yml", main)
+    write(tmp_path, "ci/deploy.yml", DEPLOY.replace("  stage: deploy\n", "  environment: prod\n"))
+    _, got, out, _ = rows(cli, "--select", "LCK602")
+    assert got == [], out  # its rules may come from .deploy: not known to run for schedules
+    write(tmp_path, "other.yml", DEPLOY)  # not included: not a pipeline file
+    _, got, out, _ = rows(cli, "--select", "LCK6")
+    assert [p for p, _l, _c in got if p == "other.yml"] == [], out

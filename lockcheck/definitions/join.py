@@ -178,6 +178,7 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
 
     if not defs:
         return {}
+    _gitlab_pipelines(targets, results, defs, roots)
     tree = Tree(results, roots)
     timers: dict[str, str] = {}
     for _t, _r, d in defs:
@@ -207,6 +208,52 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
         r.skipped = False
         again[t.display] = _reanalyse(t, ctx.definition.kind, context, codes)
     return again
+
+
+def _gitlab_pipelines(targets, results, defs: list, roots: list[str]) -> None:
+    """Each ``.gitlab-ci.yml`` read with the local files it includes (their jobs reported in
+    them, ``extends:`` resolved over all): an included file that discovery did not pick
+    becomes a target of the run.  Nothing outside the file's tree is read."""
+    from ..config import display_path
+    from ..discover import Target
+    from ..runner import FileResult
+    from . import gitlab
+
+    index = {os.path.realpath(t.path): i for i, (t, _r, _d) in enumerate(defs)}
+    for t, _r, d in list(defs):
+        if d.kind != "gitlab" or os.path.basename(t.path) != ".gitlab-ci.yml" or d.errors:
+            continue
+        root = _tree_root(os.path.dirname(os.path.abspath(t.path)), tuple(roots))
+        files, seen, todo = [], {os.path.realpath(t.path)}, [d.text]
+        while todo:
+            for inc in gitlab.includes(todo.pop()):
+                path = os.path.normpath(os.path.join(root, inc.lstrip("/")))
+                real = os.path.realpath(path)
+                if real in seen or os.path.commonpath([root, real]) != root:
+                    continue
+                seen.add(real)
+                if real in index:
+                    it, ir, _ = defs[index[real]]
+                elif os.path.isfile(path):
+                    it = Target(path, display_path(path), None, False, t.settings, None, "gitlab")
+                    ir = FileResult(it.path, it.display, None, skipped=True)
+                    if _load(it, ir, "gitlab") is None:
+                        continue
+                    targets.append(it)
+                    results.append(ir)
+                    defs.append((it, ir, None))
+                    index[real] = len(defs) - 1
+                else:
+                    continue  # GitLab fails the pipeline; not ours to report
+                files.append((it, ir))
+                todo.append(ir.text or "")
+        if not files:
+            continue
+        parsed = gitlab.pipeline(
+            [(t.display, d.text)] + [(it.display, ir.text) for it, ir in files]
+        )
+        for (ft, fr), fd in zip([(t, _r)] + files, parsed, strict=True):
+            defs[index[os.path.realpath(ft.path)]] = (ft, fr, fd)
 
 
 def _started_by_job(targets, results, tree: Tree, starts: dict[str, list[Start]]) -> None:
