@@ -227,3 +227,38 @@ def test_gitlab_unknown_template_and_unfollowed_include_are_unknown(cli, tmp_pat
     write(tmp_path, "other.yml", DEPLOY)  # not included: not a pipeline file
     _, got, out, _ = rows(cli, "--select", "LCK6")
     assert [p for p, _l, _c in got if p == "other.yml"] == [], out
+
+
+# --------------------------------------------------------------------------- Dockerfile RUN
+
+
+def test_dockerfile_comment_lines_inside_a_run_are_dropped_as_docker_does(cli, tmp_path):
+    text = (
+        "FROM debian:12\n"
+        "RUN curl -Lo /usr/local/bin/tool https://example.com/tool && \\\n"
+        "  chmod +x /usr/local/bin/tool && \\\n"
+        "  # check that we got a binary, not an error page\n"
+        "\n"
+        "  tool --version\n"
+    )
+    write(tmp_path, "Dockerfile", text)
+    _, got, out, _ = rows(cli, "--select", "LCK000")
+    assert got == [], out
+    broken = text.replace("  tool --version\n", "  tool --version 'unterminated\n")
+    write(tmp_path, "Dockerfile", broken)
+    _, got, out, _ = rows(cli, "--select", "LCK000")
+    assert got == [("Dockerfile", 6, "LCK000")], out
+
+
+def test_dockerfile_run_under_a_powershell_shell_is_not_sh(cli, tmp_path):
+    text = (
+        "FROM mcr.microsoft.com/windows/servercore:ltsc2022\n"
+        'SHELL ["powershell", "-Command", "$ErrorActionPreference = \'Stop\';"]\n'
+        "RUN Write-Host 'setting up' -ForegroundColor Green; \\\n"
+        "    New-Item -ItemType Directory -Path C:\\reports -Force | Out-Null\n"
+        'SHELL ["/bin/sh", "-c"]\n'
+        "RUN flock -n /run/lock/setup.lock /opt/setup.sh\n"
+    )
+    write(tmp_path, "Dockerfile", text)
+    _, got, out, _ = rows(cli, "--select", "LCK000,LCK403")
+    assert got == [("Dockerfile", 6, "LCK403")], out
