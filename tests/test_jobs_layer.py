@@ -262,3 +262,37 @@ def test_dockerfile_run_under_a_powershell_shell_is_not_sh(cli, tmp_path):
     write(tmp_path, "Dockerfile", text)
     _, got, out, _ = rows(cli, "--select", "LCK000,LCK403")
     assert got == [("Dockerfile", 6, "LCK403")], out
+
+
+# --------------------------------------------------------------------------- LCK606 entries
+
+TWO_JOBS = """\
+name: nightly images
+on:
+  schedule:
+    - cron: "30 3 * * *"
+jobs:
+  base:
+    runs-on: ubuntu-latest
+    steps:
+      - run: /bin/sh docker-images/export.sh --image base
+  controller:
+    runs-on: ubuntu-latest
+    steps:
+      - run: /bin/sh docker-images/export.sh --image controller
+"""
+
+
+def test_two_jobs_of_one_workflow_are_one_scheduler_entry(cli, tmp_path):
+    """Found on a real repository: two jobs of one nightly workflow building two images."""
+    write(tmp_path, "docker-images/export.sh", "#!/bin/sh\ndocker build -t img .\n")
+    write(tmp_path, ".github/workflows/nightly.yml", TWO_JOBS)
+    _, got, out, _ = rows(cli, "--select", "LCK606")
+    assert got == [], out
+    write(tmp_path, "deploy/app.crontab", "0 4 * * * /srv/app/docker-images/export.sh\n")
+    _, got, out, _ = rows(cli, "--select", "LCK606")
+    assert got == [
+        (".github/workflows/nightly.yml", 9, "LCK606"),
+        (".github/workflows/nightly.yml", 13, "LCK606"),
+        ("deploy/app.crontab", 1, "LCK606"),
+    ], out

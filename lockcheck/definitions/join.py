@@ -81,14 +81,6 @@ class Tree:
         return None
 
 
-def _entry_line(e, c: Command) -> int:
-    """The line of the scheduler entry that runs ``c`` (a workflow's job, else the entry)."""
-    for j in e.jobs:
-        if any(x is c for x in j.commands):
-            return j.line
-    return e.line
-
-
 def _load(t, r, kind: str) -> Definition | None:
     """Read one definition file into its result (text, bytes, decoding) and parse it; None
     when it cannot be read (``r.error``) or is binary."""
@@ -302,7 +294,9 @@ def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
             if sc is not None:
                 line = ctx.at(c, sc)[0]
                 starts.setdefault(sc.rel, []).append(
-                    Start(d.path, line, c.wrapped, _entry_line(e, c))
+                    # one scheduler object, one entry: the jobs of a workflow run in one run
+                    # under its one trigger (and its group), the steps of a job likewise
+                    Start(d.path, line, c.wrapped, e.line)
                 )
 
 
