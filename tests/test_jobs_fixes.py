@@ -221,3 +221,42 @@ def test_cronjob_step_gets_no_wrap_suggestion(cli, tmp_path):
     write(tmp_path, "deploy/cronjob.yaml", CRONJOB_ALLOW)
     status, out, err = cli("scan", "--diff", "--select", "LCK603")
     assert "LCK603" not in out, out
+
+
+def test_cronjob_deadline_suggested_in_the_job_template(cli, tmp_path):
+    text = CRONJOB_ALLOW.replace(
+        '  schedule: "0 2 * * *"\n', '  schedule: "0 2 * * *"\n  concurrencyPolicy: Forbid\n'
+    )
+    p = write(tmp_path, "cronjob.yaml", text)
+    apply_suggestions(cli, tmp_path, "LCK604")
+    only_change(text, p.read_text(), [], ["      activeDeadlineSeconds: 3600"])
+    clean_of(cli, "LCK604")
+
+
+TIMER = "[Unit]\nDescription=sync\n\n[Timer]\nOnCalendar=hourly\n"
+
+
+def test_oneshot_timeout_suggested_and_infinity_replaced(cli, tmp_path):
+    write(tmp_path, "sync.timer", TIMER)
+    unit = "[Unit]\nDescription=sync\n\n[Service]\nType=oneshot\nExecStart=/usr/local/bin/sync\n"
+    p = write(tmp_path, "sync.service", unit)
+    apply_suggestions(cli, tmp_path, "LCK604")
+    only_change(unit, p.read_text(), [], ["TimeoutStartSec=1h"])
+    clean_of(cli, "LCK604")
+    p.write_text(unit + "TimeoutStartSec=infinity\n")
+    apply_suggestions(cli, tmp_path, "LCK604")
+    assert p.read_text() == unit + "TimeoutStartSec=1h\n"
+
+
+def test_remain_after_exit_removal_suggested(cli, tmp_path):
+    write(tmp_path, "sync.timer", TIMER)
+    unit = (
+        "[Unit]\nDescription=sync\n\n[Service]\nType=simple\nRemainAfterExit=yes\n"
+        "ExecStart=/usr/local/bin/sync\n"
+    )
+    p = write(tmp_path, "sync.service", unit)
+    status, out, err = fix(cli, "--select", "LCK605")
+    assert p.read_text() == unit  # a suggestion: never applied
+    apply_suggestions(cli, tmp_path, "LCK605")
+    only_change(unit, p.read_text(), ["RemainAfterExit=yes"], [])
+    clean_of(cli, "LCK605")

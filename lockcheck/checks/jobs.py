@@ -325,6 +325,7 @@ def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
     "hung-run-blocks-schedule",
     "warning",
     "Overlap is prevented but nothing bounds a run: one hang stops every later run.",
+    fix="suggestion",
     help="bound a run: `activeDeadlineSeconds`, `TimeoutStartSec=`, an `ExecutionTimeLimit`"
     " under a day",
     layer=LAYER,
@@ -340,6 +341,7 @@ def hung_run_blocks_schedule(ctx: JobContext) -> Iterator[Finding]:
                     "`concurrencyPolicy: Forbid` without `activeDeadlineSeconds`: one hung run"
                     " blocks every later run",
                     e.col,
+                    fixes.bound_fix(ctx.definition, e),
                 )
         elif e.kind == "service" and e.name in ctx.timers and e.get("Type").value == "oneshot":
             t = e.get("TimeoutStartSec")
@@ -352,6 +354,7 @@ def hung_run_blocks_schedule(ctx: JobContext) -> Iterator[Finding]:
                     t.line,
                     f"oneshot service started by a timer: its start timeout {where}, so one hang"
                     " blocks every run",
+                    fix=fixes.bound_fix(ctx.definition, e),
                 )
         elif e.kind == "windows-task":
             limit = e.get("ExecutionTimeLimit")
@@ -383,6 +386,7 @@ def _under_a_day(iso: str) -> bool:
     "timer-service-defeats-schedule",
     "error",
     "A timer's service stops the schedule or lets the work escape the unit.",
+    fix="suggestion",
     help="drop `RemainAfterExit=yes` and the hand-off (`-d`, `systemd-run`, `&`): keep the work"
     " in the unit",
     layer=LAYER,
@@ -398,6 +402,7 @@ def timer_service_defeats_schedule(ctx: JobContext) -> Iterator[Finding]:
                 r.line,
                 "`RemainAfterExit=yes` on a timer's service: the timer starts it once and never"
                 " again",
+                fix=fixes.remain_fix(ctx.definition, r),
             )
         bg = _backgrounds(ctx, e)
         if bg is not None:

@@ -112,9 +112,12 @@ def _cronjob_policy(d: Definition, t: _Text, e: Entry, s: Setting) -> Edit | Non
     return _insert_line(t, key_line + 1, pad + "concurrencyPolicy: Forbid")
 
 
-def _cronjob_spec(text: str, kind_line: int) -> tuple[int, int, int] | None:
-    """The CronJob at ``kind_line``: the line of its ``spec:`` key and the line and column of
-    the first key of its block mapping."""
+def _cronjob_spec(
+    text: str, kind_line: int, path: tuple[str, ...] = ("spec",)
+) -> tuple[int, int, int] | None:
+    """The CronJob at ``kind_line``: the line of the key at ``path`` (``spec``,
+    ``spec.jobTemplate.spec``) and the line and column of the first key of its block
+    mapping."""
     from ..definitions.yamltree import parse_yaml
 
     for doc in parse_yaml(text):
@@ -124,10 +127,15 @@ def _cronjob_spec(text: str, kind_line: int) -> tuple[int, int, int] | None:
         kind = root.pairs.get("kind")
         if kind is None or kind.line != kind_line:
             continue
-        sp = root.pairs.get("spec")
-        if sp is None or sp.value.kind != "map" or sp.value.line <= sp.line:
+        node, sp = root, None
+        for key in path:
+            sp = node.pairs.get(key) if node.kind == "map" else None
+            if sp is None:
+                return None
+            node = sp.value
+        if node.kind != "map" or node.line <= sp.line:
             return None
-        first = min(sp.value.pairs.values(), key=lambda p: (p.line, p.col), default=None)
+        first = min(node.pairs.values(), key=lambda p: (p.line, p.col), default=None)
         if first is None:
             return None
         return sp.line, first.line, first.col
@@ -257,3 +265,44 @@ def wrap_fix(d: Definition, c: Command, script: str, code: int) -> Fix | None:
         "wrap the command in `flock -n` (a run that finds the lock taken skips)",
         (Edit(t.offset(c.line, c.col), t.offset(c.line, c.col), wrap),),
     )
+
+
+# --------------------------------------------------------------------------- LCK604, LCK605
+
+
+def bound_fix(d: Definition, e: Entry) -> Fix | None:
+    """A bound on a run: ``activeDeadlineSeconds`` in a CronJob's job template, a
+    ``TimeoutStartSec=`` in a oneshot service (the value is the owner's to choose)."""
+    t = _lines(d.text)
+    if e.kind == "cronjob":
+        at = _cronjob_spec(d.text, e.line, ("spec", "jobTemplate", "spec"))
+        if at is None:
+            return None
+        key_line, first_line, first_col = at
+        pad = t.line(first_line)[: first_col - 1]
+        if pad.strip():
+            return None
+        edit = _insert_line(t, key_line + 1, pad + "activeDeadlineSeconds: 3600")
+        what = "bound a run: `activeDeadlineSeconds` (an hour here: above the longest run)"
+    elif e.kind == "service":
+        s = e.get("TimeoutStartSec")
+        if s.value is not None:
+            edit = _replace_on_line(t, s.line, r"TimeoutStartSec\s*=\s*(?P<v>\S+)", "1h")
+        elif e.get("TimeoutSec").value is not None:
+            edit = _replace_on_line(t, e.get("TimeoutSec").line, r"=\s*(?P<v>\S+)", "1h")
+        elif t.line(e.line).strip() == "[Service]":
+            edit = _insert_line(t, e.line + 1, "TimeoutStartSec=1h")
+        else:
+            return None
+        what = "bound a run: `TimeoutStartSec=` (an hour here: above the longest run)"
+    else:
+        return None
+    return Fix(SUGGESTION, what, (edit,)) if edit is not None else None
+
+
+def remain_fix(d: Definition, s: Setting) -> Fix:
+    """The ``RemainAfterExit=yes`` line removed (the timer can start the unit again)."""
+    t = _lines(d.text)
+    start = t.offset(s.line)
+    end = t.starts[s.line] if s.line < len(t.starts) else len(t.text)
+    return Fix(SUGGESTION, "remove `RemainAfterExit=yes`", (Edit(start, end, ""),))
