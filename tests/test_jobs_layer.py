@@ -296,3 +296,25 @@ def test_two_jobs_of_one_workflow_are_one_scheduler_entry(cli, tmp_path):
         (".github/workflows/nightly.yml", 13, "LCK606"),
         ("deploy/app.crontab", 1, "LCK606"),
     ], out
+
+
+def test_each_line_of_a_run_block_naming_a_lockless_script_is_lck603(cli, tmp_path):
+    """Found by the blind labels (set D): a nightly step building two images then a project,
+    each line a script of the tree without a lock."""
+    write(tmp_path, "docker-images/export.sh", "#!/bin/sh\ndocker build -t img .\n")
+    write(tmp_path, "templates/prebuild.sh", "#!/bin/sh\nmake prebuild\n")
+    text = TWO_JOBS.replace(
+        "      - run: /bin/sh docker-images/export.sh --image base\n",
+        "      - run: |\n"
+        "          /bin/sh docker-images/export.sh --image base\n"
+        "          /bin/sh docker-images/export.sh --image controller\n"
+        "          /bin/sh templates/prebuild.sh --projects blank\n",
+    )
+    write(tmp_path, ".github/workflows/nightly.yml", text)
+    _, got, out, _ = rows(cli, "--select", "LCK603")
+    assert got == [
+        (".github/workflows/nightly.yml", 10, "LCK603"),
+        (".github/workflows/nightly.yml", 11, "LCK603"),
+        (".github/workflows/nightly.yml", 12, "LCK603"),
+        (".github/workflows/nightly.yml", 16, "LCK603"),
+    ], out

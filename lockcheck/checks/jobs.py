@@ -45,6 +45,8 @@ class JobContext:
     timers: dict[str, str] = field(default_factory=dict)
     starts: dict[str, list[Start]] = field(default_factory=dict)  # script rel -> entries
     skip_exit_code: int = 75  # the status a wrapping `flock -n -E` returns (settings)
+    # every script a command names, line by line (None: the first one, ``script_of``)
+    scripts_of: Callable[[Command], list[Script]] | None = None
 
     def at(self, c: Command, sc: Script) -> tuple[int, int]:
         """Where a command names its script: the line (and column) of the word."""
@@ -304,20 +306,23 @@ def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
         for c in overlapping_commands(ctx, e):
             if c.wrapped is not None:
                 continue
-            sc = ctx.script_of(c)
-            if sc is None or sc.takes_lock is not False:
-                continue
-            line, col = ctx.at(c, sc)
-            yield ctx.finding(
-                "LCK603",
-                line,
-                f"`{_short(sc.rel, 40)}` takes no lock and this entry can start it beside a"
-                " running copy",
-                col,
-                fixes.wrap_fix(ctx.definition, c, sc.rel, ctx.skip_exit_code)
-                if not sc.offset
-                else None,
-            )
+            found = ctx.scripts_of(c) if ctx.scripts_of else [ctx.script_of(c)]
+            for sc in found:
+                if sc is None or sc.takes_lock is not False:
+                    continue
+                yield _unlocked(ctx, c, sc)
+
+
+def _unlocked(ctx: JobContext, c: Command, sc: Script) -> Finding:
+    """LCK603 where the command names the script."""
+    line, col = ctx.at(c, sc)
+    return ctx.finding(
+        "LCK603",
+        line,
+        f"`{_short(sc.rel, 40)}` takes no lock and this entry can start it beside a running copy",
+        col,
+        fixes.wrap_fix(ctx.definition, c, sc.rel, ctx.skip_exit_code) if not sc.offset else None,
+    )
 
 
 @rule(

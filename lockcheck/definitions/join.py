@@ -64,6 +64,15 @@ class Tree:
                 return replace(script, offset=offset, word=word)
         return None
 
+    def resolve_all(self, cmd: Command) -> list[Script]:
+        """Every line of the command that names a script of the tree: its script."""
+        out = []
+        for offset, text in enumerate(cmd.text.split("\n")):
+            hit = self._resolve_line(cmd, text)
+            if hit is not None:
+                out.append(replace(hit[0], offset=offset, word=hit[1]))
+        return out
+
     def _resolve_line(self, cmd: Command, text: str) -> tuple[Script, str] | None:
         for word in script_paths(text):
             w = word.replace("\\", "/")
@@ -181,7 +190,9 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
     def context(t, d: Definition) -> JobContext:
         rel = tree.rel(os.path.abspath(d.path))
         code = t.settings.skip_exit_code
-        return JobContext(d, lambda cmd: tree.resolve(cmd, rel), timers, starts, code)
+        ctx = JobContext(d, lambda cmd: tree.resolve(cmd, rel), timers, starts, code)
+        ctx.scripts_of = tree.resolve_all
+        return ctx
 
     starts: dict[str, list[Start]] = {}
     contexts = []
