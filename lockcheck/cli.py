@@ -622,10 +622,11 @@ def cmd_scan(args) -> int:
 
     results = run(targets, progress=progress, jobs=args.jobs)
     progress.done()
+    definitions: dict = {}  # display path -> how to re-analyse a definition (fixes)
     if not stdin:
         from .definitions.join import analyze_tree
 
-        analyze_tree(targets, results, paths)
+        definitions = analyze_tree(targets, results, paths)
 
     sources: dict[str, str] = {}
     absolute: dict[str, str] = {}
@@ -662,7 +663,7 @@ def cmd_scan(args) -> int:
         ctx0 = ReportContext(unsafe_fixes=args.unsafe_fixes)
         fix_roots = list(paths)  # a fix never leaves them (apply.real_root)
         new_findings = []
-        from .fix.bounded import Failed, FixTask, Stopped, fix_files
+        from .fix.bounded import Failed, FixTask, Stopped, fix_definition, fix_files
         from .runner import default_jobs, stopped_finding
 
         todo = []  # (target, result, its findings, codes), each fixed in a bounded worker
@@ -674,21 +675,34 @@ def cmd_scan(args) -> int:
                 new_findings.extend(fs)
                 continue
             todo.append((t, r, fs, codes_for(t.settings, t.path)))
-        outcomes = fix_files(
-            [
-                FixTask(
-                    r.path,
-                    r.display,
-                    r.text or "",
-                    t.language,
-                    t.settings,
-                    codes,
-                    args.unsafe_fixes,
-                )
-                for t, r, _fs, codes in todo
-            ],
-            args.jobs or default_jobs(),
+        # a job definition is checked in its tree, in this process (its re-analysis needs
+        # the scan's join); the scripts in bounded workers
+        scripts = [x for x in todo if x[1].display not in definitions]
+        done = iter(
+            fix_files(
+                [
+                    FixTask(
+                        r.path,
+                        r.display,
+                        r.text or "",
+                        t.language,
+                        t.settings,
+                        codes,
+                        args.unsafe_fixes,
+                    )
+                    for t, r, _fs, codes in scripts
+                ],
+                args.jobs or default_jobs(),
+            )
         )
+        outcomes = [
+            fix_definition(
+                r.display, r.text or "", t, codes, args.unsafe_fixes, definitions[r.display]
+            )
+            if r.display in definitions
+            else next(done)
+            for t, r, _fs, codes in todo
+        ]
         for (_t, r, fs, codes), res in zip(todo, outcomes, strict=True):
             if isinstance(res, Stopped):  # the fixed text tripped a bound: the file stays
                 if args.diff:  # which prints no findings: say why this file has no diff

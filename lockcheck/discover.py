@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .config import Resolver, display_path
+from .definitions.discover import head_size, kind_of
 from .frontends import KNOWN_EXTENSIONS, language_of
 from .globs import compile_spec
 from .settings import Settings
@@ -37,29 +38,33 @@ class Target:
     definition: str | None = None  # a job definition's kind (lockcheck.definitions.KINDS)
 
 
-def read_head(path: str) -> bytes:
+def read_head(path: str, n: int = HEAD_BYTES) -> bytes:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
             return b""
         with open(path, "rb") as fh:
-            return fh.read(HEAD_BYTES)
+            return fh.read(n)
     except OSError:
         return b""
 
 
 def detect_language(path: str) -> str | None:
+    return classify(path, None)[0]
+
+
+def classify(path: str, settings: Settings | None) -> tuple[str | None, str | None]:
+    """The language of a file, else its job-definition kind when ``settings`` read
+    definitions.  The file is opened once: a definition sniffed by content gets the bytes it
+    needs in the same read."""
     lower = path.lower()
     if lower.endswith(KNOWN_EXTENSIONS):
-        return language_of(path, b"")
-    return language_of(path, read_head(path))
-
-
-def definition_kind(path: str, settings: Settings) -> str | None:
-    if not settings.definitions:
-        return None
-    from .definitions.discover import kind_of
-
-    return kind_of(path)
+        return language_of(path, b""), None
+    definitions = settings is not None and settings.definitions
+    head = read_head(path, head_size(lower) if definitions else HEAD_BYTES)
+    lang = language_of(path, head[:HEAD_BYTES])
+    if lang is not None or not definitions:
+        return lang, None
+    return None, kind_of(path, head)
 
 
 # --------------------------------------------------------------------------- ignore rules
@@ -264,8 +269,7 @@ class Discovery:
                 if real in seen or not self._reachable(ap, True):
                     continue
                 seen.add(real)
-                lang = detect_language(ap)
-                kind = definition_kind(ap, settings) if lang is None else None
+                lang, kind = classify(ap, settings)
                 out.append(Target(ap, display_path(ap), lang, True, settings, definition=kind))
         return out
 
@@ -305,8 +309,7 @@ class Discovery:
                     continue  # ...when it stays inside the scanned paths
                 if ex.match(e.path, False, own_only=True) or ignores.ignored(e.path, False):
                     continue
-                lang = detect_language(e.path)
-                kind = definition_kind(e.path, settings) if lang is None else None
+                lang, kind = classify(e.path, settings)
                 if lang is None and kind is None:
                     continue
                 yield Target(e.path, display_path(e.path), lang, False, settings, definition=kind)

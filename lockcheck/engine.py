@@ -276,10 +276,12 @@ def analyze_text(
     codes: set[str] | None = None,
     *,
     system_account: bool = False,
+    started_by_job: bool = False,
 ) -> tuple[FileFacts, list[Finding]]:
     """Analyze one file's text (the documented API): frontend, checks, fix suggestions,
-    suppression comments.  ``codes`` defaults to what ``settings`` selects.  Raises
-    :class:`InternalError` for a bug in any stage, never for bad input.
+    suppression comments.  ``codes`` defaults to what ``settings`` selects;
+    ``started_by_job``: a job definition of the scanned tree starts the script (the scan's
+    join sets it).  Raises :class:`InternalError` for a bug in any stage, never for bad input.
 
     Suggestions are built only for a file that has findings: the checks run first, and when
     they find something the facts are enriched (:func:`lockcheck.fix.suggest.enrich`) and the
@@ -294,6 +296,7 @@ def analyze_text(
     except Exception as exc:
         raise InternalError(f"the {language} frontend", exc) from exc
     facts.system_account = system_account
+    facts.started_by_job = started_by_job
     if codes is None:
         codes = selected_codes(settings)
     try:

@@ -39,6 +39,7 @@ class FileResult:
     warning: str | None = None  # one line, printed as "lockcheck: warning: ..."
     skipped: bool = False  # not analysed (binary, unknown language)
     takes_lock: bool | None = None  # the script acquires a lock of any kind (job definitions)
+    backgrounds: bool | None = None  # it leaves a child running in the background (LCK605)
 
 
 def source_lines(text: str) -> list[str]:
@@ -138,6 +139,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
     res.warning = unknown_codes_warning(_facts)  # an unknown code in a suppression comment
     res.findings = findings
     res.takes_lock = bool(_facts.acquires)
+    res.backgrounds = bool(_facts.backgrounds)
     if findings:
         res.text = text
         res.data = data
@@ -199,7 +201,20 @@ def run(
 ) -> list[FileResult]:
     """Results in the order of ``targets``, each file analysed in a bounded worker process
     (:mod:`lockcheck.workers`): ``jobs`` of them (at most one per file); by default as many
-    as the machine has cores, fewer when the run is too small to pay for more."""
+    as the machine has cores, fewer when the run is too small to pay for more.  A job
+    definition is read later, by the pass over the whole tree
+    (:func:`lockcheck.definitions.join.analyze_tree`): here it gets a placeholder result."""
+    if not targets:
+        return []
+    if any(t.definition is not None and t.language is None for t in targets):
+        scripts = [t for t in targets if t.definition is None or t.language is not None]
+        done = iter(run(scripts, progress, jobs))
+        return [
+            FileResult(t.path, t.display, None, skipped=True)
+            if t.definition is not None and t.language is None
+            else next(done)
+            for t in targets
+        ]
     if jobs is None:
         work = sum(WORK_WEIGHT.get(t.language or "", 0.0) for t in targets)
         jobs = min(default_jobs(), int(work / WORK_PER_WORKER) + 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -63,46 +64,43 @@ def _analyze(ex: docs.Example):
     return findings
 
 
-def _scan_tree(ex: docs.Example):
-    """A job definition example: written at its path in a tree with the scripts it names,
-    scanned through the CLI (the join needs the whole tree); the definition's findings."""
-    import json
+def _write_tree(ex: docs.Example, root: Path) -> Path:
+    """A job definition example written at its path in a tree with the scripts it names (and
+    the timer that starts a unit); the definition's path."""
+    for rel, lock in ex.scripts:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(SCRIPT_WITH_LOCK if lock else SCRIPT_WITHOUT_LOCK)
+    target = root / ex.file
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if ex.timer:
+        unit = Path(ex.file).name
+        timer = f"[Unit]\nDescription=starts {unit}\n\n[Timer]\nOnCalendar=hourly\nUnit={unit}\n"
+        (root / ex.timer).parent.mkdir(parents=True, exist_ok=True)
+        (root / ex.timer).write_text(timer)
+    data = ex.text.encode("utf-16") if 'encoding="UTF-16"' in ex.text else ex.text.encode()
+    target.write_bytes(data)
+    return target
+
+
+def _scan(root: Path, *args: str) -> subprocess.CompletedProcess:
     import sys
+
+    cmd = [sys.executable, "-m", "lockcheck", "scan", "--isolated", *args, "."]
+    return subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+
+
+def _scan_tree(ex: docs.Example):
+    """A job definition example scanned through the CLI in its tree (the join needs the whole
+    tree); the definition's findings."""
+    import json
     import tempfile
 
     from lockcheck.model import Span
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for rel, lock in ex.scripts:
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(SCRIPT_WITH_LOCK if lock else SCRIPT_WITHOUT_LOCK)
-        target = root / ex.file
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if ex.timer:
-            unit = Path(ex.file).name
-            timer = (
-                f"[Unit]\nDescription=starts {unit}\n\n[Timer]\nOnCalendar=hourly\nUnit={unit}\n"
-            )
-            (root / ex.timer).parent.mkdir(parents=True, exist_ok=True)
-            (root / ex.timer).write_text(timer)
-        data = ex.text.encode("utf-16") if 'encoding="UTF-16"' in ex.text else ex.text.encode()
-        target.write_bytes(data)
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "lockcheck",
-                "scan",
-                "--isolated",
-                "--output-format",
-                "json",
-                ".",
-            ],
-            cwd=root,
-            capture_output=True,
-            text=True,
-        )
+        target = _write_tree(ex, root)
+        proc = _scan(root, "--output-format", "json")
         assert proc.returncode in (0, 1), proc.stderr
         out = []
         for f in json.loads(proc.stdout):
@@ -122,6 +120,20 @@ def _scan_tree(ex: docs.Example):
                 )
             )
         return out
+
+
+def _fix_tree(bad: docs.Example, unsafe: bool) -> str:
+    """The definition example's text after `scan --fix` in its tree."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        target = _write_tree(bad, Path(tmp))
+        flags = ["--fix", "--select", bad.code] + (["--unsafe-fixes"] if unsafe else [])
+        proc = _scan(Path(tmp), *flags)
+        assert proc.returncode in (0, 1), proc.stderr
+        from lockcheck.source import decode
+
+        return decode(target.read_bytes()).text
 
 
 def _describe(findings) -> str:
@@ -281,6 +293,15 @@ def test_fixed_example_is_what_the_fix_produces(bad, fixed):
     from lockcheck.fix.apply import fix_text
 
     unsafe = RULES[bad.code].fix.value == "unsafe"
+    if bad.file:  # a job definition: fixed in its tree through the CLI, then scanned again
+        got = _fix_tree(bad, unsafe)
+        assert got == fixed.text, f"{bad.code}: fixing page line {bad.page_line} gave\n{got}"
+        again = replace(bad, text=got)
+        assert not [f for f in _scan_tree(again) if f.code == bad.code]
+        assert not [f for f in _scan_tree(again) if f.code == "LCK000"]
+        if unsafe:
+            assert _fix_tree(bad, unsafe=False) == bad.text
+        return
     path = f"jobs/{bad.code.lower()}-fix{bad.suffix}"
     settings = Settings(extend_select=[bad.code])  # as `--extend-select CODE`: opt-in codes
     result = fix_text(path, bad.text, bad.language, settings, {bad.code}, unsafe=unsafe)

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..definitions import Command, Definition, Entry, Setting
-from ..model import Finding, Span
+from ..fix import jobs as fixes
+from ..model import Finding, Fix, Span
 from . import RULES, rule
 
 
@@ -21,6 +22,7 @@ class Script:
 
     rel: str  # tree-relative path
     takes_lock: bool | None  # None: its analysis failed (unknown)
+    backgrounds: bool | None = None  # it leaves a child in the background (None: unknown)
     offset: int = 0  # the line of the command (from its first) that names the script
     word: str = ""  # the word that names it
 
@@ -42,6 +44,9 @@ class JobContext:
     # services started by a timer: service file name -> the timer's display path
     timers: dict[str, str] = field(default_factory=dict)
     starts: dict[str, list[Start]] = field(default_factory=dict)  # script rel -> entries
+    skip_exit_code: int = 75  # the status a wrapping `flock -n -E` returns (settings)
+    # every script a command names, line by line (None: the first one, ``script_of``)
+    scripts_of: Callable[[Command], list[Script]] | None = None
 
     def at(self, c: Command, sc: Script) -> tuple[int, int]:
         """Where a command names its script: the line (and column) of the word."""
@@ -52,8 +57,11 @@ class JobContext:
         text = lines[line - 1] if line <= len(lines) else ""
         return line, max(text.find(sc.word), 0) + 1
 
-    def finding(self, code: str, line: int, message: str, col: int = 1) -> Finding:
+    def finding(
+        self, code: str, line: int, message: str, col: int = 1, fix: Fix | None = None
+    ) -> Finding:
         r = RULES[code]
+        suggestion = fix if fix is not None and fix.applicability.value == "suggestion" else None
         return Finding(
             code=code,
             name=r.name,
@@ -61,6 +69,8 @@ class JobContext:
             message=message,
             path=self.definition.path,
             span=Span(line, col, line, col),
+            fix=None if suggestion is not None else fix,
+            suggestion=suggestion,
         )
 
 
@@ -112,9 +122,9 @@ def unheld_jobs(wf: Entry) -> list[Entry]:
     return [j for j in wf.jobs if not group_holds(j.get("group"))]
 
 
-def _escapes(e: Entry) -> bool:
+def _escapes(ctx: JobContext, e: Entry) -> bool:
     """A service whose work escapes the unit (LCK605's hand-off and background cases)."""
-    return bool(_handoff(e) or _backgrounds(e))
+    return bool(_handoff(e) or _backgrounds(ctx, e))
 
 
 _HANDOFF = re.compile(r"\bdocker\s+run\b[^|;&]*\s(-d|--detach)\b|\bsystemd-run\b|(^|[\s;&|])at\s")
@@ -124,14 +134,19 @@ def _handoff(e: Entry) -> Command | None:
     return next((c for c in e.commands if _HANDOFF.search(c.text)), None)
 
 
-def _backgrounds(e: Entry) -> Command | None:
+def _backgrounds(ctx: JobContext, e: Entry) -> tuple[Command, Script | None] | None:
+    """Under ``KillMode=process``/``none``: the command that leaves work in the background,
+    in its own ``sh -c`` text or in the script of the tree it runs (that script's facts)."""
     km = e.get("KillMode").value
     if km not in ("process", "none"):
         return None
-    return next(
-        (c for c in e.commands if re.search(r"[^&]&\s*['\"]?\s*$|\bnohup\b|\bsetsid\b", c.text)),
-        None,
-    )
+    for c in e.commands:
+        if re.search(r"[^&]&\s*['\"]?\s*$|\bnohup\b|\bsetsid\b", c.text):
+            return c, None
+        sc = ctx.script_of(c)
+        if sc is not None and sc.backgrounds:
+            return c, sc
+    return None
 
 
 def overlapping_commands(ctx: JobContext, e: Entry) -> Iterator[Command]:
@@ -143,7 +158,7 @@ def overlapping_commands(ctx: JobContext, e: Entry) -> Iterator[Command]:
             yield from j.commands
     elif e.kind == "gitlab-job" and gitlab_unguarded(e):
         yield from e.commands
-    elif e.kind == "service" and e.name in ctx.timers and _escapes(e):
+    elif e.kind == "service" and e.name in ctx.timers and _escapes(ctx, e):
         yield from e.commands
 
 
@@ -174,6 +189,7 @@ LAYER = "definitions"
     "scheduler-allows-overlap",
     "warning",
     "The scheduler starts a new run while the last one still runs.",
+    fix="unsafe",
     help="use `concurrencyPolicy: Forbid`, `prohibit_overlap = true`, `max_active_runs=1` or"
     " `IgnoreNew`",
     layer=LAYER,
@@ -201,6 +217,7 @@ def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
             s.line,
             f"`{what[0]}` {found}: a new run starts beside a running one",
             s.col if s.value is not None else e.col,
+            fixes.overlap_fix(ctx.definition, e, s),
         )
 
 
@@ -209,6 +226,7 @@ def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
     "scheduled-ci-without-concurrency",
     "warning",
     "A scheduled CI workflow or job has no concurrency group that holds across runs.",
+    fix="suggestion",
     help="add `concurrency: {group: ${{ github.workflow }}, cancel-in-progress: false}`;"
     " GitLab: `resource_group:`",
     layer=LAYER,
@@ -223,6 +241,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                     f"job `{_short(e.name, 30)}` runs for schedules and deploys without"
                     " `resource_group`",
                     e.col,
+                    fixes.resource_group_fix(ctx.definition, e),
                 )
             continue
         if e.kind != "workflow" or not e.scheduled:
@@ -249,6 +268,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                     f"job `{_short(j.name, 30)}` of a scheduled workflow has no concurrency"
                     " group: runs can overlap",
                     j.col,
+                    fixes.workflow_group_fix(ctx.definition),
                 )
             else:
                 yield ctx.finding(
@@ -257,6 +277,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
                     "scheduled workflow without a concurrency group: a run can start while the"
                     " last one still runs",
                     e.col,
+                    fixes.workflow_group_fix(ctx.definition),
                 )
         for holder in [e, *e.jobs]:
             c = holder.get("cancel")
@@ -276,6 +297,7 @@ def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
     "scheduled-script-without-lock",
     "warning",
     "An entry that can overlap runs a script of the tree that takes no lock.",
+    fix="suggestion",
     help="wrap the command: `flock -n -E 75 <lock> <command>`, or take a lock in the script",
     layer=LAYER,
 )
@@ -284,17 +306,23 @@ def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
         for c in overlapping_commands(ctx, e):
             if c.wrapped is not None:
                 continue
-            sc = ctx.script_of(c)
-            if sc is None or sc.takes_lock is not False:
-                continue
-            line, col = ctx.at(c, sc)
-            yield ctx.finding(
-                "LCK603",
-                line,
-                f"`{_short(sc.rel, 40)}` takes no lock and this entry can start it beside a"
-                " running copy",
-                col,
-            )
+            found = ctx.scripts_of(c) if ctx.scripts_of else [ctx.script_of(c)]
+            for sc in found:
+                if sc is None or sc.takes_lock is not False:
+                    continue
+                yield _unlocked(ctx, c, sc)
+
+
+def _unlocked(ctx: JobContext, c: Command, sc: Script) -> Finding:
+    """LCK603 where the command names the script."""
+    line, col = ctx.at(c, sc)
+    return ctx.finding(
+        "LCK603",
+        line,
+        f"`{_short(sc.rel, 40)}` takes no lock and this entry can start it beside a running copy",
+        col,
+        fixes.wrap_fix(ctx.definition, c, sc.rel, ctx.skip_exit_code) if not sc.offset else None,
+    )
 
 
 @rule(
@@ -302,6 +330,7 @@ def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
     "hung-run-blocks-schedule",
     "warning",
     "Overlap is prevented but nothing bounds a run: one hang stops every later run.",
+    fix="suggestion",
     help="bound a run: `activeDeadlineSeconds`, `TimeoutStartSec=`, an `ExecutionTimeLimit`"
     " under a day",
     layer=LAYER,
@@ -317,6 +346,7 @@ def hung_run_blocks_schedule(ctx: JobContext) -> Iterator[Finding]:
                     "`concurrencyPolicy: Forbid` without `activeDeadlineSeconds`: one hung run"
                     " blocks every later run",
                     e.col,
+                    fixes.bound_fix(ctx.definition, e),
                 )
         elif e.kind == "service" and e.name in ctx.timers and e.get("Type").value == "oneshot":
             t = e.get("TimeoutStartSec")
@@ -329,6 +359,7 @@ def hung_run_blocks_schedule(ctx: JobContext) -> Iterator[Finding]:
                     t.line,
                     f"oneshot service started by a timer: its start timeout {where}, so one hang"
                     " blocks every run",
+                    fix=fixes.bound_fix(ctx.definition, e),
                 )
         elif e.kind == "windows-task":
             limit = e.get("ExecutionTimeLimit")
@@ -360,6 +391,7 @@ def _under_a_day(iso: str) -> bool:
     "timer-service-defeats-schedule",
     "error",
     "A timer's service stops the schedule or lets the work escape the unit.",
+    fix="suggestion",
     help="drop `RemainAfterExit=yes` and the hand-off (`-d`, `systemd-run`, `&`): keep the work"
     " in the unit",
     layer=LAYER,
@@ -375,15 +407,19 @@ def timer_service_defeats_schedule(ctx: JobContext) -> Iterator[Finding]:
                 r.line,
                 "`RemainAfterExit=yes` on a timer's service: the timer starts it once and never"
                 " again",
+                fix=fixes.remain_fix(ctx.definition, r),
             )
-        c = _backgrounds(e)
-        if c is not None:
+        bg = _backgrounds(ctx, e)
+        if bg is not None:
+            c, sc = bg
+            where = f" in `{_short(sc.rel, 30)}`" if sc is not None else ""
+            line, col = ctx.at(c, sc) if sc is not None else (c.line, c.col)
             yield ctx.finding(
                 "LCK605",
-                c.line,
-                f"`KillMode={e.get('KillMode').value}` and background work: it outlives the unit"
-                " and runs overlap",
-                c.col,
+                line,
+                f"`KillMode={e.get('KillMode').value}` and background work{where}: it outlives"
+                " the unit and runs overlap",
+                col,
             )
         c = _handoff(e)
         if c is not None:

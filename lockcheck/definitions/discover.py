@@ -20,9 +20,24 @@ def _read(path: str, n: int = SNIFF) -> bytes:
         return b""
 
 
+def head_size(lower_path: str) -> int:
+    """How many leading bytes :func:`kind_of` reads of a file (its lower-cased path): the
+    kinds recognised by content need :data:`SNIFF` bytes, the others a head (at least
+    the 256 bytes a shebang needs)."""
+    if lower_path.endswith(_BY_CONTENT):
+        return SNIFF
+    return 4096  # a Windows task's root element, in UTF-16
+
+
+_BY_CONTENT = (".yml", ".yaml", ".tpl", ".nomad", ".nomad.hcl")
+
+
 def kind_of(path: str, head: bytes | None = None) -> str | None:
     """The definition kind of a file that is not a script (None: not a definition); ``head``:
-    its first bytes when the caller has read them."""
+    its first :func:`head_size` bytes when the caller has read them (the file is then not
+    opened again)."""
+    if head is None:
+        head = _read(path, head_size(path.lower()))
     p = path.replace("\\", "/")
     name = p.rsplit("/", 1)[-1]
     lower = name.lower()
@@ -34,21 +49,19 @@ def kind_of(path: str, head: bytes | None = None) -> str | None:
     if lower.endswith((".timer", ".service")):
         return "systemd"
     if lower.endswith((".nomad", ".nomad.hcl")):
-        return "nomad" if b"periodic" in _read(path) else None
+        return "nomad" if b"periodic" in head else None
     if lower.endswith((".yml", ".yaml")):
         if len(parts) >= 3 and parts[-2] == "workflows" and parts[-3] == ".github":
             return "github"
         if lower == ".gitlab-ci.yml":
             return "gitlab"
-        return "k8s" if _cronjob(path) else None
+        return "k8s" if _cronjob(head) else None
     if "templates" in parts[:-1] and lower.endswith(".tpl"):
-        return "k8s" if _cronjob(path) else None
-    if head is None:
-        head = _read(path, 256)
-    if head.startswith(_XML_STARTS) or head.lstrip().startswith(_XML_STARTS):
+        return "k8s" if _cronjob(head) else None
+    if head.startswith(_XML_STARTS) or head[:256].lstrip().startswith(_XML_STARTS):
         from .windows import decode
 
-        if _TASK_NS in decode(_read(path, 4096)):
+        if _TASK_NS in decode(head[:4096]):
             return "windows"
     return None
 
@@ -56,8 +69,7 @@ def kind_of(path: str, head: bytes | None = None) -> str | None:
 _XML_STARTS = (b"\xff\xfe", b"\xfe\xff", b"<\0", b"\0<", b"<?xml", b"<Task", b"\xef\xbb\xbf<")
 
 
-def _cronjob(path: str) -> bool:
-    data = _read(path)
+def _cronjob(data: bytes) -> bool:
     return b"CronJob" in data and bool(_CRONJOB.search(data))
 
 

@@ -1,15 +1,15 @@
 """Shell embedded in definitions (crontab command fields, workflow ``run:``, GitLab
 ``script:``, ``sh -c`` literals of a CronJob) through the shell frontend and the script rules,
 with lines and columns mapped back to the definition.  ``${{ }}`` expressions become unknown
-variables of the same length.  Findings carry no fix yet: their edits would be offsets into
-the embedded text, not the definition."""
+variables of the same length.  A finding's fix is moved into the definition where the
+embedded lines are the ends of the definition's lines (otherwise it is dropped)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
-from ..model import Finding, Span
+from ..model import Edit, Finding, Fix, Span
 from . import Command, Definition
 
 _GHA = re.compile(r"\$\{\{.*?\}\}")
@@ -44,9 +44,61 @@ def shell_findings(d: Definition, settings, codes: set[str]) -> list[Finding]:
             text, prefix = "set -e\n" + text, 1
         _facts, found = analyze_text(d.path, text, "shell", settings, codes)
         sub = text.split("\n")
+        where = _Offsets(d.text, c, sub, lines, prefix)
         for f in found:
-            out.append(_mapped(f, c, sub, lines, prefix))
+            out.append(_mapped(f, c, sub, lines, prefix, where))
     return out
+
+
+class _Offsets:
+    """Offsets of the embedded text -> offsets of the definition, line by line, where the
+    embedded line is the end of its definition line (a crontab command, a ``run: |`` block
+    less its indentation, a ``RUN`` line); None where a line does not map so."""
+
+    def __init__(self, text: str, c: Command, sub: list[str], lines: list[str], prefix: int):
+        starts = [0]
+        for ln in lines:
+            starts.append(starts[-1] + len(ln) + 1)
+        self.sub_starts = [0]
+        for ln in sub:
+            self.sub_starts.append(self.sub_starts[-1] + len(ln) + 1)
+        self.shift: dict[int, int] = {}  # embedded line index -> definition offset of col 0
+        for k, sl in enumerate(sub):
+            if k < prefix:
+                continue
+            no = c.line + k - prefix  # 1-based definition line
+            if no > len(lines):
+                break
+            dl = lines[no - 1].rstrip("\r")
+            if sl and _gha_free(sl) and dl.endswith(sl):
+                self.shift[k] = starts[no - 1] + len(dl) - len(sl)
+            elif not sl:
+                self.shift[k] = starts[no - 1] + len(dl)
+
+    def map(self, offset: int) -> int | None:
+        import bisect
+
+        k = bisect.bisect_right(self.sub_starts, offset) - 1
+        base = self.shift.get(k)
+        return None if base is None else base + offset - self.sub_starts[k]
+
+
+def _gha_free(line: str) -> bool:
+    return "${" + "X" not in line  # a `${{ }}` masked as `${XXX}`: the text differs there
+
+
+def _fix(fix: Fix | None, where: _Offsets) -> Fix | None:
+    """The fix with its edits moved into the definition; None when an edit falls where the
+    embedded text is not the definition's text."""
+    if fix is None:
+        return None
+    edits = []
+    for e in fix.edits:
+        start, end = where.map(e.start), where.map(e.end)
+        if start is None or end is None or "\n" in e.content:
+            return None
+        edits.append(Edit(start, end, e.content))
+    return Fix(fix.applicability, fix.message, tuple(edits))
 
 
 def _col(c: Command, sub_line: str, def_line: str, col: int, first: bool) -> int:
@@ -57,7 +109,9 @@ def _col(c: Command, sub_line: str, def_line: str, col: int, first: bool) -> int
     return at - (len(sub_line) - len(body)) + col
 
 
-def _mapped(f: Finding, c: Command, sub: list[str], lines: list[str], prefix: int) -> Finding:
+def _mapped(
+    f: Finding, c: Command, sub: list[str], lines: list[str], prefix: int, at: _Offsets
+) -> Finding:
     def where(line: int, col: int) -> tuple[int, int]:
         k = max(line - prefix, 1)
         def_no = c.line + k - 1
@@ -67,5 +121,6 @@ def _mapped(f: Finding, c: Command, sub: list[str], lines: list[str], prefix: in
 
     line, col = where(f.span.line, f.span.col)
     end_line, end_col = where(f.span.end_line, f.span.end_col)
-    span = Span(line, col, end_line, end_col)
-    return replace(f, span=span, fix=None, suggestion=None)
+    start, end = at.map(f.span.start), at.map(f.span.end)
+    span = Span(line, col, end_line, end_col, -1 if start is None else start, end or -1)
+    return replace(f, span=span, fix=_fix(f.fix, at), suggestion=_fix(f.suggestion, at))

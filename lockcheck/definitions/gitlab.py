@@ -1,5 +1,6 @@
 """GitLab CI (``.gitlab-ci.yml``): jobs that run for schedules, their ``environment:`` and
-``resource_group``, and their ``script:`` lines.  (Local includes are not followed yet.)"""
+``resource_group``, and their ``script:`` lines; local ``include:`` files and ``extends:``
+are followed (nothing is fetched)."""
 
 from __future__ import annotations
 
@@ -47,33 +48,107 @@ def _schedule(job: Node) -> str:
     return "open"
 
 
-def parse(path: str, text: str) -> Definition:
-    d = Definition(path, "gitlab", text, comments=comments(text))
-    docs = parse_yaml(text, templates=False)
+def _root(d: Definition) -> Node | None:
+    docs = parse_yaml(d.text, templates=False)
     if docs and docs[0].errors:
         d.errors.extend(DefError(*e) for e in docs[0].errors)
-        return d
+        return None
     root = docs[0].root if docs else None
-    if root is None or root.kind != "map":
-        return d
-    jobs = [
-        (k, p)
-        for k, p in root.pairs.items()
-        if k not in RESERVED and not k.startswith(".") and p.value.kind == "map"
-    ]
-    verdicts = {k: _schedule(p.value) for k, p in jobs}
+    return root if root is not None and root.kind == "map" else None
+
+
+def includes(text: str) -> list[str]:
+    """The local files a pipeline file includes (``include: path``, ``- local: path``), as
+    written (a leading ``/`` is the repository root); remote, project and template includes,
+    wildcards and templated paths are unknown: not followed."""
+    root = _root(Definition("", "gitlab", text))
+    inc = root.get("include") if root is not None else None
+    items = inc.items if inc is not None and inc.kind == "seq" else [inc] if inc else []
+    out = []
+    for i in items:
+        if i.kind == "map":
+            i = i.get("local")
+            if i is None:
+                continue
+        if i.kind != "scalar" or not i.text or i.templated:
+            continue
+        t = i.text
+        if "://" in t or "*" in t or "$" in t or not t.endswith((".yml", ".yaml")):
+            continue
+        out.append(t)
+    return out
+
+
+class _Job:
+    """A job as GitLab reads it: its own keys, else those of the jobs it ``extends`` (a later
+    one wins; hidden ``.template`` jobs of any file of the pipeline)."""
+
+    def __init__(self, node: Node, pool: dict[str, Node], depth: int = 0) -> None:
+        self.node = node
+        self.parents: list[_Job] = []
+        ext = node.get("extends")
+        names = [n.text for n in _scalars(ext)]
+        if depth < 11:  # GitLab's own nesting limit
+            self.parents = [_Job(pool[n], pool, depth + 1) for n in reversed(names) if n in pool]
+        self.unknown = any(n not in pool for n in names)
+
+    def get(self, key: str) -> Node | None:
+        own = self.node.get(key)
+        if own is not None:
+            return own
+        for p in self.parents:
+            v = p.get(key)
+            if v is not None:
+                return v
+        return None
+
+    def pair(self, key: str):
+        """(pair, the job's own node holds it)."""
+        if key in self.node.pairs:
+            return self.node.pairs[key], True
+        for p in self.parents:
+            hit, _own = p.pair(key)
+            if hit is not None:
+                return hit, False
+        return None, False
+
+
+def parse(path: str, text: str) -> Definition:
+    return pipeline([(path, text)])[0]
+
+
+def pipeline(files: list[tuple[str, str]]) -> list[Definition]:
+    """The Definitions of a pipeline's files (``.gitlab-ci.yml`` first, then the files it
+    includes): jobs read with ``extends`` resolved over all of them, and the gate on schedules
+    ("a file whose jobs are gated on it") taken over the whole pipeline."""
+    defs = [Definition(p, "gitlab", t, comments=comments(t)) for p, t in files]
+    roots = [_root(d) for d in defs]
+    pool: dict[str, Node] = {}
+    for root in roots:
+        for k, p in root.pairs.items() if root is not None else []:
+            if k not in RESERVED and p.value.kind == "map":
+                pool[k] = p.value
+    jobs = []
+    for d, root in zip(defs, roots, strict=True):
+        for k, p in root.pairs.items() if root is not None else []:
+            if k not in RESERVED and not k.startswith(".") and p.value.kind == "map":
+                jobs.append((d, k, p, _Job(p.value, pool)))
+    verdicts = {id(p): _schedule(job) for _d, _k, p, job in jobs}
     gated = "yes" in verdicts.values()
-    for k, p in jobs:
-        job = p.value
+    for d, k, p, job in jobs:
         e = Entry("gitlab-job", k, p.line, p.col)
-        e.scheduled = verdicts[k] == "yes" or gated and verdicts[k] == "open"
+        e.scheduled = verdicts[id(p)] == "yes" or gated and verdicts[id(p)] == "open"
         for key in ("environment", "resource_group"):
-            pair = job.pairs.get(key)
-            e.settings[key] = Setting("" if pair else None, pair.line if pair else p.line)
-        for item in _scalars(job.get("script")):
+            pair, own = job.pair(key)
+            line = pair.line if pair is not None and own else p.line
+            e.settings[key] = Setting(
+                "" if pair else None, line, templated=pair is None and job.unknown
+            )
+        pair, own = job.pair("script")
+        for item in _scalars(pair.value if pair is not None and own else None):
             line = item.line + (1 if item.raw[:1] in "|>" else 0)
             e.commands.append(
                 Command(item.text, line, item.col, wrapped=wrapper_lock(item.text), shell="sh")
             )
         d.entries.append(e)
-    return d
+    return defs

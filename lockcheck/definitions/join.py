@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
 from ..checks import RULES
 from ..checks.jobs import JobContext, Script, Start, scheduled_commands
-from ..model import FileFacts, Finding, Span
+from ..model import FileFacts, Finding, ParseError, Span
 from . import Command, Definition, parse
 from .commands import script_paths
 from .discover import is_airflow
@@ -44,7 +46,8 @@ class Tree:
                 continue
             rel = self.rel(r.path)
             takes = None if r.error else r.takes_lock
-            self.by_rel.setdefault(rel, []).append(Script(rel, takes))
+            bg = None if r.error else r.backgrounds
+            self.by_rel.setdefault(rel, []).append(Script(rel, takes, backgrounds=bg))
 
     def rel(self, path: str) -> str:
         root = _tree_root(os.path.dirname(path), tuple(self.roots))
@@ -60,6 +63,15 @@ class Tree:
                 script, word = hit
                 return replace(script, offset=offset, word=word)
         return None
+
+    def resolve_all(self, cmd: Command) -> list[Script]:
+        """Every line of the command that names a script of the tree: its script."""
+        out = []
+        for offset, text in enumerate(cmd.text.split("\n")):
+            hit = self._resolve_line(cmd, text)
+            if hit is not None:
+                out.append(replace(hit[0], offset=offset, word=hit[1]))
+        return out
 
     def _resolve_line(self, cmd: Command, text: str) -> tuple[Script, str] | None:
         for word in script_paths(text):
@@ -78,18 +90,79 @@ class Tree:
         return None
 
 
-def _entry_line(e, c: Command) -> int:
-    """The line of the scheduler entry that runs ``c`` (a workflow's job, else the entry)."""
-    for j in e.jobs:
-        if any(x is c for x in j.commands):
-            return j.line
-    return e.line
-
-
-def analyze_tree(targets, results, paths: list[str]) -> None:
-    from ..engine import file_disabled, suppressed
-    from ..runner import codes_for
+def _load(t, r, kind: str) -> Definition | None:
+    """Read one definition file into its result (text, bytes, decoding) and parse it; None
+    when it cannot be read (``r.error``) or is binary."""
     from ..source import Source, decode
+
+    try:
+        if not stat.S_ISREG(os.stat(t.path).st_mode):  # a FIFO would block the run
+            r.error = f"{t.display}: not a regular file"
+            return None
+        with open(t.path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        r.error = f"{t.display}: {exc.strerror or exc}"
+        return None
+    source = decode(data, "python" if kind == "airflow" else None)
+    if source is None and kind == "windows":  # UTF-16 without a BOM
+        from .windows import decode as wdecode
+
+        source = Source(wdecode(data), "utf-16")
+    if source is None:
+        if t.explicit:
+            r.warning = f"{t.display}: binary file, not checked"
+        return None
+    if kind == "windows":
+        r.warning = None  # UTF-16 is text here
+    d = _parse(kind, t.display, source.text, data)
+    if r.text is None:
+        r.text, r.data, r.source = source.text, data, source
+    return d
+
+
+def _parse(kind: str, display: str, text: str, data: bytes | None = None) -> Definition:
+    if kind == "windows":
+        from .windows import parse as wparse
+
+        return wparse(display, text, data)
+    return parse(kind, display, text)
+
+
+def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Finding]]:
+    """The definition's findings (LCK000, LCK6xx, its embedded shell), suppressions applied;
+    its facts carry its parse errors."""
+    from ..engine import file_disabled, suppressed
+
+    d = ctx.definition
+    found: list[Finding] = []
+    facts = FileFacts(d.path, "definition", d.text, comments=d.comments)
+    for e in d.errors:
+        span = Span(e.line, e.col, e.line, e.col)
+        facts.parse_errors.append(ParseError(span, e.message))
+    if d.errors and "LCK000" in codes:
+        e = d.errors[0]
+        rule = RULES["LCK000"]
+        found.append(
+            Finding(
+                "LCK000", rule.name, rule.severity, e.message, d.path, facts.parse_errors[0].span
+            )
+        )
+    for code, rule in RULES.items():
+        if rule.layer == "definitions" and code in codes:
+            found.extend(rule.check(ctx))
+    found.extend(shell_findings(d, t.settings, codes))
+    disabled = file_disabled(facts)
+    return facts, [f for f in found if not suppressed(facts, f, disabled)]
+
+
+Reanalyse = Callable[[str], tuple[FileFacts, list[Finding]]]
+
+
+def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
+    """Fill the results of definition files; returns, per displayed path of a definition,
+    how to analyse a new text of it in the same tree (what ``--fix`` verifies with)."""
+    from ..runner import codes_for
 
     roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
     defs: list[tuple[object, object, Definition]] = []
@@ -99,32 +172,14 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
             kind = "airflow" if is_airflow(t.path) else None
         if kind is None:
             continue
-        try:
-            with open(t.path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            r.error = f"{t.display}: {exc.strerror or exc}"
+        d = _load(t, r, kind)
+        if d is None:
             continue
-        source = decode(data, "python" if kind == "airflow" else None)
-        if source is None and kind == "windows":  # UTF-16 without a BOM
-            from .windows import decode as wdecode
-
-            source = Source(wdecode(data), "utf-16")
-        if source is None:
-            continue  # a binary file
-        if kind == "windows":
-            from .windows import parse as wparse
-
-            d = wparse(t.display, source.text, data)
-            r.warning = None  # UTF-16 is text here
-        else:
-            d = parse(kind, t.display, source.text)
         defs.append((t, r, d))
-        if r.text is None:
-            r.text, r.data, r.source = source.text, data, source
 
     if not defs:
-        return
+        return {}
+    _gitlab_pipelines(targets, results, defs, roots)
     tree = Tree(results, roots)
     timers: dict[str, str] = {}
     for _t, _r, d in defs:
@@ -132,9 +187,12 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
             if e.kind == "timer":
                 timers[e.get("Unit").value or ""] = d.path
 
-    def script_of(d: Definition):
+    def context(t, d: Definition) -> JobContext:
         rel = tree.rel(os.path.abspath(d.path))
-        return lambda cmd: tree.resolve(cmd, rel)
+        code = t.settings.skip_exit_code
+        ctx = JobContext(d, lambda cmd: tree.resolve(cmd, rel), timers, starts, code)
+        ctx.scripts_of = tree.resolve_all
+        return ctx
 
     from .accounts import LANGUAGES, reanalyze, service_account_scripts
 
@@ -143,40 +201,138 @@ def analyze_tree(targets, results, paths: list[str]) -> None:
     starts: dict[str, list[Start]] = {}
     contexts = []
     for t, r, d in defs:
-        ctx = JobContext(d, script_of(d), timers, starts)
+        ctx = context(t, d)
         contexts.append((t, r, ctx))
-        for e in d.entries:
-            for c in scheduled_commands(ctx, e):
-                sc = ctx.script_of(c)
-                if sc is not None:
-                    line = ctx.at(c, sc)[0]
-                    entry = _entry_line(e, c)
-                    starts.setdefault(sc.rel, []).append(Start(d.path, line, c.wrapped, entry))
+        _add_starts(ctx, starts)
 
+    _started_by_job(targets, results, tree, starts)
+    again: dict[str, Reanalyse] = {}
     for t, r, ctx in contexts:
-        d = ctx.definition
         codes = codes_for(t.settings, t.path)
-        found: list[Finding] = []
-        if d.errors and "LCK000" in codes:
-            e = d.errors[0]
-            rule = RULES["LCK000"]
-            found.append(
-                Finding(
-                    "LCK000",
-                    rule.name,
-                    rule.severity,
-                    e.message,
-                    d.path,
-                    Span(e.line, e.col, e.line, e.col),
-                )
-            )
-        for code, rule in RULES.items():
-            if rule.layer == "definitions" and code in codes:
-                found.extend(rule.check(ctx))
-        found.extend(shell_findings(d, t.settings, codes))
-        facts = FileFacts(d.path, "definition", d.text, comments=d.comments)
-        disabled = file_disabled(facts)
-        kept = [f for f in found if not suppressed(facts, f, disabled)]
+        _facts, kept = _findings(t, ctx, codes)
         if kept:
             r.findings = sorted(r.findings + kept, key=lambda f: f.sort_key)
         r.skipped = False
+        again[t.display] = _reanalyse(t, ctx.definition.kind, context, codes)
+    return again
+
+
+def _gitlab_pipelines(targets, results, defs: list, roots: list[str]) -> None:
+    """Each ``.gitlab-ci.yml`` read with the local files it includes (their jobs reported in
+    them, ``extends:`` resolved over all): an included file that discovery did not pick
+    becomes a target of the run.  Nothing outside the file's tree is read."""
+    from ..config import display_path
+    from ..discover import Target
+    from ..runner import FileResult
+    from . import gitlab
+
+    index = {os.path.realpath(t.path): i for i, (t, _r, _d) in enumerate(defs)}
+    for t, _r, d in list(defs):
+        if d.kind != "gitlab" or os.path.basename(t.path) != ".gitlab-ci.yml" or d.errors:
+            continue
+        root = _tree_root(os.path.dirname(os.path.abspath(t.path)), tuple(roots))
+        files, seen, todo = [], {os.path.realpath(t.path)}, [d.text]
+        while todo:
+            for inc in gitlab.includes(todo.pop()):
+                path = os.path.normpath(os.path.join(root, inc.lstrip("/")))
+                real = os.path.realpath(path)
+                if real in seen or os.path.commonpath([root, real]) != root:
+                    continue
+                seen.add(real)
+                if real in index:
+                    it, ir, _ = defs[index[real]]
+                elif os.path.isfile(path):
+                    it = Target(path, display_path(path), None, False, t.settings, None, "gitlab")
+                    ir = FileResult(it.path, it.display, None, skipped=True)
+                    if _load(it, ir, "gitlab") is None:
+                        continue
+                    targets.append(it)
+                    results.append(ir)
+                    defs.append((it, ir, None))
+                    index[real] = len(defs) - 1
+                else:
+                    continue  # GitLab fails the pipeline; not ours to report
+                files.append((it, ir))
+                todo.append(ir.text or "")
+        if not files:
+            continue
+        parsed = gitlab.pipeline(
+            [(t.display, d.text)] + [(it.display, ir.text) for it, ir in files]
+        )
+        for (ft, fr), fd in zip([(t, _r)] + files, parsed, strict=True):
+            defs[index[os.path.realpath(ft.path)]] = (ft, fr, fd)
+
+
+def _started_by_job(targets, results, tree: Tree, starts: dict[str, list[Start]]) -> None:
+    """A shell script that a definition starts is analysed again as ``started_by_job`` (the
+    script rules that depend on it: LCK404).  One that takes a lock was analysed as such
+    already; one that could not be analysed stays as it is."""
+    from ..engine import InternalError, analyze_text
+    from ..runner import codes_for
+    from ..source import decode
+
+    for t, r in zip(targets, results, strict=True):
+        if r.language != "shell" or r.error or r.skipped or r.takes_lock:
+            continue
+        if tree.rel(r.path) not in starts:
+            continue
+        text = r.text
+        if text is None:
+            try:
+                with open(r.path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            source = decode(data, "shell")
+            if source is None:
+                continue
+            text = source.text
+        else:
+            data, source = r.data, r.source
+        try:
+            _facts, found = analyze_text(
+                r.display,
+                text,
+                "shell",
+                t.settings,
+                codes_for(t.settings, t.path),
+                started_by_job=True,
+            )
+        except InternalError:
+            continue  # reported by the first analysis, had it failed
+        if len(found) != len(r.findings):
+            r.findings = found
+            r.text, r.data, r.source = text, data, source
+
+
+def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
+    """The scripts the definition's entries start, for LCK606."""
+    d = ctx.definition
+    for e in d.entries:
+        for c in scheduled_commands(ctx, e):
+            sc = ctx.script_of(c)
+            if sc is not None:
+                line = ctx.at(c, sc)[0]
+                starts.setdefault(sc.rel, []).append(
+                    # one scheduler object, one entry: the jobs of a workflow run in one run
+                    # under its one trigger (and its group), the steps of a job likewise
+                    Start(d.path, line, c.wrapped, e.line)
+                )
+
+
+def _reanalyse(t, kind: str, context, codes: set[str]) -> Reanalyse:
+    def analyse(text: str) -> tuple[FileFacts, list[Finding]]:
+        ctx = context(t, _parse(kind, t.display, text))
+        # this file's entries as they are in the new text, the others' as they were
+        ctx.starts = {k: [s for s in v if s.path != t.display] for k, v in ctx.starts.items()}
+        _add_starts(ctx, ctx.starts)
+        facts, found = _findings(t, ctx, codes)
+        if kind != "airflow":
+            return facts, found
+        from ..engine import analyze_text  # a DAG file is a Python script too
+
+        py_facts, py_found = analyze_text(t.display, text, "python", t.settings, codes)
+        py_facts.parse_errors.extend(facts.parse_errors)
+        return py_facts, sorted(py_found + found, key=lambda f: f.sort_key)
+
+    return analyse

@@ -5,9 +5,10 @@ name).  Unit syntax by hand: ``[Section]`` lines, ``Key=value`` with ``\\`` cont
 from __future__ import annotations
 
 import os
+import re
 
 from . import Command, DefError, Definition, Entry, Setting
-from .commands import wrapper_lock
+from .commands import words, wrapper_lock
 
 SERVICE_KEYS = ("Type", "TimeoutStartSec", "TimeoutSec", "RemainAfterExit", "KillMode")
 
@@ -71,10 +72,34 @@ def parse(path: str, text: str) -> Definition:
             if key in SERVICE_KEYS:
                 e.settings[key] = Setting(value, no, col)
             elif key == "ExecStart" and value:
-                cmd = value.lstrip("@-:+!")
-                e.commands.append(Command(cmd, no, col, wrapped=wrapper_lock(cmd)))
+                e.commands.append(_exec_start(value.lstrip("@-:+!"), no, col, text))
         d.entries.append(e)
     return d
+
+
+_SHELLS = ("sh", "bash", "dash", "ksh", "zsh")
+_DASH_C = re.compile(r"-[a-z]*c[a-z]*")
+_SPECIFIER = re.compile(r"%([a-zA-Z])")
+
+
+def _exec_start(cmd: str, no: int, col: int, text: str) -> Command:
+    """An ``ExecStart=`` command; ``sh -c '...'``/``/bin/bash -c "..."`` on one line: its
+    literal is a shell script, with systemd's ``%`` specifiers as unknown variables."""
+    w = words(cmd)
+    if (
+        len(w) >= 3
+        and w[0].rsplit("/", 1)[-1] in _SHELLS
+        and _DASH_C.fullmatch(w[1])
+        and "\n" not in w[2]
+    ):
+        lit = _SPECIFIER.sub(r"$\1", w[2].replace("%%", "%"))
+        line = text.split("\n")[no - 1] if no <= text.count("\n") + 1 else ""
+        at = line.find(w[2].split("\n", 1)[0][:40], col - 1)
+        if line.rstrip("\r").endswith("\\") or at < 0:  # continued: lines do not map
+            return Command(lit, no, col, wrapped=wrapper_lock(lit))
+        shell = w[0].rsplit("/", 1)[-1]
+        return Command(lit, no, at + 1, wrapped=wrapper_lock(lit), shell=shell)
+    return Command(cmd, no, col, wrapped=wrapper_lock(cmd))
 
 
 def _section_line(text: str, name: str) -> int:

@@ -11,24 +11,58 @@ placeholder of the same length, whose value is unknown (``templated``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 _ACTION = re.compile(r"\{\{.*?\}\}", re.S)
 _CONTROL = re.compile(r"^\{\{-?\s*(if|else|end|range|with|define|/\*|-?\s*/\*)")
 TEMPLATE_MARK = "TPL_"
 
 
-@dataclass
 class Node:
-    kind: str  # "map" | "seq" | "scalar"
-    line: int  # 1-based
-    col: int  # 1-based (characters)
-    text: str = ""  # scalar value (decoded)
-    pairs: dict[str, Pair] = field(default_factory=dict)
-    items: list[Node] = field(default_factory=list)
-    end_line: int = 0
-    open: bool = False  # a template action may insert keys here
-    raw: str = ""  # the source text of a scalar
+    """A mapping, sequence or scalar.  A mapping's pairs and a sequence's items are built on
+    first use (a CronJob's reader looks at a few keys of a large document)."""
+
+    __slots__ = ("kind", "line", "col", "text", "end_line", "raw", "_pairs", "_items", "_open")
+    __slots__ += ("_todo",)
+
+    def __init__(self, kind: str, line: int, col: int, text: str = "") -> None:
+        self.kind = kind  # "map" | "seq" | "scalar"
+        self.line = line  # 1-based
+        self.col = col  # 1-based (characters)
+        self.text = text  # scalar value (decoded)
+        self.end_line = 0
+        self.raw = ""  # the source text of a scalar
+        self._pairs: dict[str, Pair] = {}
+        self._items: list[Node] = []
+        self._open = False  # a template action may insert keys here
+        self._todo: tuple | None = None  # (builder, tree-sitter node) still to read
+
+    def _expand(self) -> None:
+        builder, n = self._todo
+        self._todo = None
+        builder.fill(self, n)
+
+    @property
+    def pairs(self) -> dict[str, Pair]:
+        if self._todo is not None:
+            self._expand()
+        return self._pairs
+
+    @property
+    def items(self) -> list[Node]:
+        if self._todo is not None:
+            self._expand()
+        return self._items
+
+    @property
+    def open(self) -> bool:
+        if self._todo is not None:
+            self._expand()
+        return self._open
+
+    @open.setter
+    def open(self, value: bool) -> None:
+        self._open = value
 
     @property
     def templated(self) -> bool:
@@ -67,32 +101,45 @@ def mask_templates(text: str) -> tuple[str, set[int]]:
     if "{{" not in text:
         return text, set()
     inserts: set[int] = set()
-    starts: dict[int, bool] = {}  # offset of an action -> it may insert content
+    inserting: set[int] = set()  # lines on which an action that may insert content starts
     indents: set[int] = set()  # offsets of actions that insert an indented block
-    chars = list(text)
+    pieces = []
+    last = 0
+    line = 1
     for m in _ACTION.finditer(text):
-        starts[m.start()] = not _CONTROL.match(m.group(0))
-        if "indent" in m.group(0):
+        action = m.group(0)
+        line += text.count("\n", last, m.start())
+        if not _CONTROL.match(action):
+            inserting.add(line)
+        if "indent" in action:
             indents.add(m.end())
-        for i in range(m.start(), m.end()):
-            if chars[i] != "\n":
-                chars[i] = "\x01"
+        pieces.append(text[last : m.start()])
+        pieces.append(_NOT_NEWLINE.sub("\x01", action))
+        line += action.count("\n")
+        last = m.end()
+    pieces.append(text[last:])
     out = []
     offset = 0
-    for no, line in enumerate("".join(chars).split("\n"), 1):
-        if "\x01" in line and not line.replace("\x01", "").strip():
-            if any(starts.get(offset + i) for i in range(len(line))):
+    for no, line_text in enumerate("".join(pieces).split("\n"), 1):
+        if "\x01" not in line_text:
+            out.append(line_text)
+        elif not line_text.replace("\x01", "").strip():
+            if no in inserting:
                 inserts.add(no)
             out.append("")  # an empty line: spaces could break a block scalar
-        elif line.endswith("\x01") and offset + len(line) in indents:
+        elif line_text.endswith("\x01") and offset + len(line_text) in indents:
             # `key: {{ include ... | nindent 4 }}`: the action puts a block under the key
             inserts.add(no)
-            body = line.rstrip("\x01")
-            out.append(re.sub("\x01+", _placeholder, body) + " " * (len(line) - len(body)))
+            body = line_text.rstrip("\x01")
+            out.append(_MASKED.sub(_placeholder, body) + " " * (len(line_text) - len(body)))
         else:
-            out.append(re.sub("\x01+", _placeholder, line))
-        offset += len(line) + 1
+            out.append(_MASKED.sub(_placeholder, line_text))
+        offset += len(line_text) + 1
     return "\n".join(out), inserts
+
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_MASKED = re.compile("\x01+")
 
 
 def _placeholder(m: re.Match) -> str:
@@ -105,15 +152,23 @@ def _parser():
     return parser("yaml")  # the project's one tree-sitter layer (cached per process)
 
 
+_ANCHOR = re.compile(rb"(?:^|[\s\[{,])&[^\s&]")
+
+
 class _Builder:
     def __init__(self, data: bytes, inserts: set[int]) -> None:
         self.data = data
         self.lines = data.split(b"\n")
         self.anchors: dict[str, Node] = {}
         self.inserts = inserts
+        self.ascii = data.isascii()  # then a byte column is the character column
+        # an alias must find its anchor already read: with anchors, read everything now
+        self.lazy = _ANCHOR.search(data) is None
 
     def col(self, point) -> int:
         row, c = point
+        if self.ascii:
+            return c + 1
         line = self.lines[row] if row < len(self.lines) else b""
         return len(line[:c].decode("utf-8", "replace")) + 1
 
@@ -136,32 +191,37 @@ class _Builder:
         if t == "alias":
             target = self.anchors.get(n.text.decode("utf-8", "replace")[1:])
             return target if target is not None else self.scalar(n, TEMPLATE_MARK)
-        if t in ("block_mapping", "flow_mapping"):
-            m = Node("map", n.start_point[0] + 1, self.col(n.start_point))
+        if t in ("block_mapping", "flow_mapping", "block_sequence", "flow_sequence"):
+            kind = "map" if t.endswith("mapping") else "seq"
+            m = Node(kind, n.start_point[0] + 1, self.col(n.start_point))
             m.end_line = n.end_point[0] + 1
-            children = []
+            m._todo = (self, n)
+            if not self.lazy:
+                m._expand()
+            return m
+        return self.scalar(n, self.decode_scalar(n))
+
+    def fill(self, m: Node, n) -> None:
+        """Read the pairs of a mapping or the items of a sequence."""
+        if m.kind == "map":
+            children: list[tuple[int, int]] = []
             for c in n.named_children:
                 if c.type in ("block_mapping_pair", "flow_pair"):
                     self.pair(m, c, children)
                 elif c.type == "flow_node":  # {a, b}: keys without values
                     k = self.node(c)
-                    m.pairs[k.text] = Pair(k.text, k.line, k.col, self.scalar(c, ""))
+                    m._pairs[k.text] = Pair(k.text, k.line, k.col, self.scalar(c, ""))
             lo, hi = m.line, m.end_line + 1
             for ln in self.inserts:
                 if lo <= ln <= hi and not any(a <= ln <= b for a, b in children):
-                    m.open = True
-            return m
-        if t in ("block_sequence", "flow_sequence"):
-            s = Node("seq", n.start_point[0] + 1, self.col(n.start_point))
-            s.end_line = n.end_point[0] + 1
-            for c in n.named_children:
-                if c.type == "block_sequence_item":
-                    kids = [k for k in c.named_children if k.type != "comment"]
-                    s.items.append(self.node(kids[0]) if kids else self.scalar(c, ""))
-                elif c.type == "flow_node":
-                    s.items.append(self.node(c))
-            return s
-        return self.scalar(n, self.decode_scalar(n))
+                    m._open = True
+            return
+        for c in n.named_children:
+            if c.type == "block_sequence_item":
+                kids = [k for k in c.named_children if k.type != "comment"]
+                m._items.append(self.node(kids[0]) if kids else self.scalar(c, ""))
+            elif c.type == "flow_node":
+                m._items.append(self.node(c))
 
     def pair(self, m: Node, c, children: list) -> None:
         key = c.child_by_field_name("key")
@@ -178,10 +238,10 @@ class _Builder:
         if kname == "<<":  # merge keys: the merged maps' pairs, never overriding
             for src in v.items if v.kind == "seq" else [v]:
                 for k, p in src.pairs.items():
-                    m.pairs.setdefault(k, p)
+                    m._pairs.setdefault(k, p)
             return
         line, col = (kn.line, kn.col) if kn is not None else (c.start_point[0] + 1, 1)
-        m.pairs[kname] = Pair(kname, line, col, v)
+        m._pairs[kname] = Pair(kname, line, col, v)
 
     def scalar(self, n, text: str) -> Node:
         s = Node("scalar", n.start_point[0] + 1, self.col(n.start_point), text=text)
@@ -272,11 +332,14 @@ def parse_yaml(text: str, templates: bool = True) -> list[Doc]:
     return docs
 
 
+_COMMENT = re.compile(r"(?:^|\s)(#.*)$")
+
+
 def comments(text: str) -> dict[int, str]:
     """Line -> the ``#`` comment on it (a YAML comment starts at ``#`` after a space)."""
     out = {}
     for i, line in enumerate(text.split("\n"), 1):
-        m = re.search(r"(?:^|\s)(#.*)$", line)
+        m = _COMMENT.search(line) if "#" in line else None
         if m:
             out[i] = m.group(1)
     return out

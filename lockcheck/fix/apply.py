@@ -265,6 +265,7 @@ def fix_text(
     codes: Iterable[str] | None = None,
     unsafe: bool = False,
     on_analysis: Callable[[], None] | None = None,
+    analyse: Callable[[str], tuple] | None = None,
 ) -> FileFixResult:
     """Apply the safe (and, with ``unsafe``, the unsafe) fixes of ``text`` in rounds.
 
@@ -273,7 +274,9 @@ def fix_text(
     the file did not become unreadable; otherwise the fix is rolled back and reported.
     ``codes`` limits the rules whose fixes are applied (None: every reported rule).
     ``on_analysis`` is called after each analysis (:func:`lockcheck.workers.heartbeat`: each
-    one is bounded like the file's own analysis).
+    one is bounded like the file's own analysis).  ``analyse`` (text -> (facts, findings))
+    replaces the script analysis: a job definition is analysed in its tree
+    (:func:`lockcheck.definitions.join.analyze_tree`).
     """
     from ..engine import analyze_text
 
@@ -282,11 +285,13 @@ def fix_text(
     result = FileFixResult(path=path, original=text, fixed=text)
     refused: set[tuple] = set()  # identities of findings whose fix was rolled back
 
-    def analyse(src: str):
+    def analyse_script(src: str):
         out = analyze_text(path, src, language, settings)
         if on_analysis is not None:
             on_analysis()
         return out
+
+    analyse = analyse or analyse_script
 
     current = text
     facts, findings = analyse(current)

@@ -77,3 +77,16 @@ def fix_files(tasks: Sequence[FixTask], jobs: int) -> list[FileFixResult | Stopp
         )
     except Unavailable:
         return [_fix(t) for t in tasks]
+
+
+def fix_definition(display: str, text: str, target, codes: set[str], unsafe: bool, analyse):
+    """A job definition's fixes, checked with ``analyse`` (its re-analysis in the scan's
+    tree, :func:`lockcheck.definitions.join.analyze_tree`), in this process."""
+    from .apply import fix_text
+
+    try:
+        return fix_text(
+            display, text, target.language, target.settings, codes, unsafe, analyse=analyse
+        )
+    except Exception as exc:  # noqa: BLE001 - a fixer bug must not lose the findings
+        return Failed(f"{type(exc).__name__}: {exc}")
