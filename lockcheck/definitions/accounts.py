@@ -29,33 +29,9 @@ def service_account_scripts(defs, tree) -> set[str]:
 
 def reanalyze(targets, results, tree, rels: set[str]) -> None:
     """Analyse the scripts named by ``rels`` again as run by a service account."""
-    from ..engine import InternalError, analyze_text
-    from ..runner import codes_for
-    from ..source import decode
+    from .again import analyse_again
 
     for t, r in zip(targets, results, strict=True):
         if r.language not in LANGUAGES or r.skipped or r.error or tree.rel(r.path) not in rels:
             continue
-        try:
-            with open(t.path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        source = decode(data, r.language)
-        if source is None:
-            continue
-        try:
-            _facts, findings = analyze_text(
-                t.display,
-                source.text,
-                r.language,
-                t.settings,
-                codes_for(t.settings, t.path),
-                system_account=True,
-            )
-        except InternalError as exc:
-            r.error = f"{t.display}: {exc}"
-            continue
-        r.findings = findings
-        if findings:
-            r.text, r.data, r.source = source.text, data, source
+        analyse_again(t, r, system_account=True)

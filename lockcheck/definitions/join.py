@@ -267,42 +267,13 @@ def _started_by_job(targets, results, tree: Tree, starts: dict[str, list[Start]]
     """A shell script that a definition starts is analysed again as ``started_by_job`` (the
     script rules that depend on it: LCK404).  One that takes a lock was analysed as such
     already; one that could not be analysed stays as it is."""
-    from ..engine import InternalError, analyze_text
-    from ..runner import codes_for
-    from ..source import decode
+    from .again import analyse_again
 
     for t, r in zip(targets, results, strict=True):
         if r.language != "shell" or r.error or r.skipped or r.takes_lock:
             continue
-        if tree.rel(r.path) not in starts:
-            continue
-        text = r.text
-        if text is None:
-            try:
-                with open(r.path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            source = decode(data, "shell")
-            if source is None:
-                continue
-            text = source.text
-        else:
-            data, source = r.data, r.source
-        try:
-            _facts, found = analyze_text(
-                r.display,
-                text,
-                "shell",
-                t.settings,
-                codes_for(t.settings, t.path),
-                started_by_job=True,
-            )
-        except InternalError:
-            continue  # reported by the first analysis, had it failed
-        if len(found) != len(r.findings):
-            r.findings = found
-            r.text, r.data, r.source = text, data, source
+        if tree.rel(r.path) in starts:
+            analyse_again(t, r, started_by_job=True)
 
 
 def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
