@@ -71,7 +71,7 @@ def ignored_by_per_file(settings: Settings, path: str) -> set[str]:
 
 
 def codes_for(settings: Settings, path: str) -> set[str]:
-    from .engine import selected_codes
+    from .analysis import selected_codes
 
     return selected_codes(settings, ignored_by_per_file(settings, path))
 
@@ -133,7 +133,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
     except InternalError as exc:  # a bug must not stop the run
         res.error = f"{target.display}: {exc}"
         return res
-    from .engine import unknown_codes_warning
+    from .analysis import unknown_codes_warning
 
     res.warning = unknown_codes_warning(_facts)  # an unknown code in a suppression comment
     res.findings = findings

@@ -87,7 +87,7 @@ def _entry_line(e, c: Command) -> int:
 
 
 def analyze_tree(targets, results, paths: list[str]) -> None:
-    from ..engine import file_disabled, suppressed
+    from ..analysis import file_disabled, suppressed
     from ..runner import codes_for
     from ..source import Source, decode
 
