@@ -80,7 +80,7 @@ def _analyse(facts: FileFacts) -> None:
     src = source_bytes(text)
     offsets = Offsets(text, src)
     tree = parser("python").parse(src)
-    low = lower(tree.root_node, src, offsets)
+    low = lower(tree.root_node, src, offsets, build=lockish)  # else: LCK000 is all it can get
     facts.comments = low.comments
     error = None
     if refused:
