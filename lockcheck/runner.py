@@ -188,7 +188,10 @@ def _preload(targets: list[Target]) -> None:
 
     for language in sorted({t.language for t in targets if t.language}):
         importlib.import_module(f"{__package__}.frontends.{language}")
-    for name in ("engine", "checks", "fix.suggest"):  # what analyze_text imports lazily
+    names = ["engine", "checks"]
+    if len(targets) > 1:  # what analyze_text imports for a file with findings: one file's
+        names.append("fix.suggest")  # worker imports it only if it needs it
+    for name in names:
         importlib.import_module(f"{__package__}.{name}")
 
 

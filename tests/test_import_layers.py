@@ -177,3 +177,22 @@ def test_importing_and_running_the_analysis_imports_no_fix_module(tmp_path):
     codes, fix_modules = proc.stdout.splitlines()
     assert codes != "[]"  # the analysis ran on a file with findings
     assert fix_modules == "[]"
+
+
+def test_a_scan_of_one_clean_file_imports_no_fix_module():
+    # the suggestions are for files with findings: a one-file run (pre-commit on one job)
+    # does not preload them
+    job = Path(__file__).resolve().parent.parent / "bench" / "samples" / "nightly-report.py"
+    code = textwrap.dedent(
+        f"""\
+        import sys
+        from lockcheck.cli import main
+        status = main(["scan", "--isolated", {str(job)!r}])
+        print(status, sorted(m for m in sys.modules if m.startswith("lockcheck.fix")))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "0 []"
