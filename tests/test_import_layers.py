@@ -159,13 +159,14 @@ def test_importing_and_running_the_analysis_imports_no_fix_module(tmp_path):
         import lockcheck.analysis, lockcheck.checks, lockcheck.engine, lockcheck.model
         import lockcheck.frontends.shell, lockcheck.frontends.python
         import lockcheck.frontends.javascript, lockcheck.frontends.powershell
-        from lockcheck.analysis import analyze, selected_codes
+        from lockcheck.analysis import analyze_facts, selected_codes
+        from lockcheck.frontends import parse
         from lockcheck.settings import Settings
 
         path = {str(job)!r}
-        text = open(path).read()
+        facts = parse("python", path, open(path).read())
         settings = Settings()
-        facts, findings = analyze(path, text, "python", settings, selected_codes(settings))
+        findings = analyze_facts(facts, settings, selected_codes(settings))
         print(sorted({{f.code for f in findings}}))
         print(sorted(m for m in sys.modules if m.startswith("lockcheck.fix")))
         """
