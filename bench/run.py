@@ -35,7 +35,8 @@ DEFAULT_SINGLE = [str(DEFAULT_SAMPLE), str(HERE / "samples" / "nightly-sync.py")
 TARGET_SHELL_RATIO = 0.1  # lockcheck time / shellcheck time on the shell corpus
 TARGET_RSS_MB = 200.0  # lockcheck peak RSS on the shell corpus
 TARGET_SINGLE_MS = 100.0  # one file, process time
-TARGET_PYTHON_RATIO = 1.5  # lockcheck time / ruff time on the Python corpus
+TARGET_PYTHON_RATIO = 0.5  # lockcheck time / ruff time on the Python corpus (#11)
+TARGET_PYTHON_RSS_MB = 100.0  # lockcheck peak RSS on the Python corpus (#11)
 
 # Keep each command line well under ARG_MAX (2 MiB on Linux, environment included).
 ARG_BYTES = 1_000_000
@@ -95,6 +96,7 @@ class Run:
     exit_codes: list[int] = field(default_factory=list)
     stderr_tail: str = ""
     internal_errors: int = 0  # lines reporting an internal error or a traceback
+    walls: list[float] = field(default_factory=list)  # each run's wall time (--repeat)
 
 
 def run_one(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, float, int, str]:
@@ -151,6 +153,33 @@ def run_batched(
     return run
 
 
+def median_run(runs: list[Run]) -> Run:
+    """The medians of wall and CPU time over repeated runs, the largest peak RSS, every exit
+    code and error line."""
+    out = Run(
+        wall=statistics.median(r.wall for r in runs),
+        cpu=statistics.median(r.cpu for r in runs),
+        max_rss_mb=max(r.max_rss_mb for r in runs),
+        processes=runs[0].processes,
+        internal_errors=sum(r.internal_errors for r in runs),
+        stderr_tail=next((r.stderr_tail for r in reversed(runs) if r.stderr_tail), ""),
+    )
+    for r in runs:
+        out.exit_codes.extend(r.exit_codes)
+    out.walls = [r.wall for r in runs]
+    return out
+
+
+def repeated(args, *commands):
+    """Each of ``commands`` (callables returning a Run) ``args.repeat`` times, interleaved,
+    as one median Run each."""
+    runs: list[list[Run]] = [[] for _ in commands]
+    for _ in range(args.repeat):
+        for i, command in enumerate(commands):
+            runs[i].append(command())
+    return [median_run(r) for r in runs]
+
+
 def tool(name: str) -> str:
     """The real binary (next to this Python first: pyenv shims would add a bash process)."""
     local = Path(sys.executable).parent / name
@@ -184,20 +213,23 @@ def mode_shell(args) -> dict:
     print(f"{len(files)} shell files, {total_bytes / 1e6:.1f} MB")
     RESULTS.mkdir(exist_ok=True)
 
-    lc = run_batched(
-        lockcheck_cmd(args) + ["scan", "--isolated", "--output-format", "concise"],
-        files,
-        stdout_path=RESULTS / "shell-lockcheck.txt",
-    )
-    # shellcheck: gcc format, batches of files, --jobs batches at once (xargs -P style).
-    # A file without a shebang gets -s bash: shellcheck would otherwise stop at SC2148.
-    sc = run_batched(
-        [tool("shellcheck"), "-f", "gcc"],
-        files,
-        jobs=args.jobs,
-        max_files=args.batch,
-        extra_for=lambda f: [] if has_shebang(f) else ["-s", "bash"],
-        stdout_path=RESULTS / "shell-shellcheck.txt",
+    lc, sc = repeated(
+        args,
+        lambda: run_batched(
+            lockcheck_cmd(args) + ["scan", "--isolated", "--output-format", "concise"],
+            files,
+            stdout_path=RESULTS / "shell-lockcheck.txt",
+        ),
+        # shellcheck: gcc format, batches of files, --jobs batches at once (xargs -P style).
+        # A file without a shebang gets -s bash: shellcheck would otherwise stop at SC2148.
+        lambda: run_batched(
+            [tool("shellcheck"), "-f", "gcc"],
+            files,
+            jobs=args.jobs,
+            max_files=args.batch,
+            extra_for=lambda f: [] if has_shebang(f) else ["-s", "bash"],
+            stdout_path=RESULTS / "shell-shellcheck.txt",
+        ),
     )
     return report(
         "shell",
@@ -221,25 +253,19 @@ def mode_python(args) -> dict:
     total_bytes = sum(os.path.getsize(f) for f in files)
     print(f"{len(files)} Python files, {total_bytes / 1e6:.1f} MB")
     RESULTS.mkdir(exist_ok=True)
-    lc = run_batched(
-        lockcheck_cmd(args) + ["scan", "--isolated", "--output-format", "concise"],
-        files,
-        stdout_path=RESULTS / "python-lockcheck.txt",
-    )
-    rf = run_batched(
-        [
-            tool("ruff"),
-            "check",
-            "--select",
-            "ALL",
-            "--no-cache",
-            "--isolated",
-            "--output-format",
-            "concise",
-            "--exit-zero",
-        ],
-        files,
-        stdout_path=RESULTS / "python-ruff.txt",
+    ruff = [tool("ruff"), "check", "--select", "ALL", "--no-cache", "--isolated"]
+    lc, rf = repeated(
+        args,
+        lambda: run_batched(
+            lockcheck_cmd(args) + ["scan", "--isolated", "--output-format", "concise"],
+            files,
+            stdout_path=RESULTS / "python-lockcheck.txt",
+        ),
+        lambda: run_batched(
+            ruff + ["--output-format", "concise", "--exit-zero"],
+            files,
+            stdout_path=RESULTS / "python-ruff.txt",
+        ),
     )
     return report(
         "python",
@@ -250,7 +276,7 @@ def mode_python(args) -> dict:
         "ruff",
         [
             ("time ratio (wall)", lc.wall / rf.wall, TARGET_PYTHON_RATIO, "<="),
-            ("lockcheck peak RSS MB", lc.max_rss_mb, None, ""),
+            ("lockcheck peak RSS MB", lc.max_rss_mb, TARGET_PYTHON_RSS_MB, "<="),
         ],
         args,
     )
@@ -334,9 +360,13 @@ def mode_single(args) -> dict:
 
 
 def report(mode, files, total_bytes, lc: Run, other: Run, other_name, checks, args) -> dict:
-    print(f"  {'':12} {'wall s':>8} {'cpu s':>8} {'peak RSS MB':>12} {'procs':>6}")
+    print(f"  {'':12} {'wall s':>8} {'cpu s':>8} {'peak RSS MB':>12} {'procs':>6}  (medians)")
     for name, r in (("lockcheck", lc), (other_name, other)):
-        print(f"  {name:12} {r.wall:8.2f} {r.cpu:8.2f} {r.max_rss_mb:12.1f} {r.processes:6d}")
+        walls = ", ".join(f"{w:.2f}" for w in r.walls)
+        print(
+            f"  {name:12} {r.wall:8.2f} {r.cpu:8.2f} {r.max_rss_mb:12.1f} {r.processes:6d}"
+            f"  walls: {walls}"
+        )
     print(
         f"  {other_name} ran {args.jobs if other_name == 'shellcheck' else 'its own'} "
         "worker(s); lockcheck ran one process per batch, one at a time"
@@ -398,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--limit", type=int, help="use an even sample of at most N files")
         p.add_argument("--jobs", type=int, default=2, help="shellcheck batches at once (2)")
         p.add_argument("--batch", type=int, default=50, help="files per shellcheck process")
+        p.add_argument("--repeat", type=int, default=1, help="interleaved runs, medians (1)")
     s = sub.add_parser("single")
     s.add_argument(
         "--file",

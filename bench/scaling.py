@@ -18,8 +18,7 @@ import time
 from pathlib import Path
 
 from lockcheck import frontends
-from lockcheck.engine import analyze_text
-from lockcheck.fix.apply import fix_text
+from lockcheck.engine import analyze_text, fix_text
 
 HERE = Path(__file__).resolve().parent
 HEAD = "#!/bin/bash\n"

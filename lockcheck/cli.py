@@ -663,6 +663,7 @@ def cmd_scan(args) -> int:
         ctx0 = ReportContext(unsafe_fixes=args.unsafe_fixes)
         fix_roots = list(paths)  # a fix never leaves them (apply.real_root)
         new_findings = []
+        from .engine import analyze_text
         from .fix.bounded import Failed, FixTask, Stopped, fix_definition, fix_files
         from .runner import default_jobs, stopped_finding
 
@@ -693,6 +694,7 @@ def cmd_scan(args) -> int:
                     for t, r, _fs, codes in scripts
                 ],
                 args.jobs or default_jobs(),
+                analyze_text,  # what analyses each fixed text
             )
         )
         outcomes = [

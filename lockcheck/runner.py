@@ -72,7 +72,7 @@ def ignored_by_per_file(settings: Settings, path: str) -> set[str]:
 
 
 def codes_for(settings: Settings, path: str) -> set[str]:
-    from .engine import selected_codes
+    from .analysis import selected_codes
 
     return selected_codes(settings, ignored_by_per_file(settings, path))
 
@@ -134,7 +134,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
     except InternalError as exc:  # a bug must not stop the run
         res.error = f"{target.display}: {exc}"
         return res
-    from .engine import unknown_codes_warning
+    from .analysis import unknown_codes_warning
 
     res.warning = unknown_codes_warning(_facts)  # an unknown code in a suppression comment
     res.findings = findings
@@ -190,7 +190,10 @@ def _preload(targets: list[Target]) -> None:
 
     for language in sorted({t.language for t in targets if t.language}):
         importlib.import_module(f"{__package__}.frontends.{language}")
-    for name in ("engine", "checks", "fix.suggest"):  # what analyze_text imports lazily
+    names = ["engine", "checks"]
+    if len(targets) > 1:  # what analyze_text imports for a file with findings: one file's
+        names.append("fix.suggest")  # worker imports it only if it needs it
+    for name in names:
         importlib.import_module(f"{__package__}.{name}")
 
 

@@ -15,8 +15,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from lockcheck.engine import analyze_text
-from lockcheck.fix.apply import decode, fix_text
+from lockcheck.engine import analyze_text, fix_text
+from lockcheck.fix.apply import decode
 from lockcheck.source import encode
 
 ROOT = Path(__file__).resolve().parent.parent

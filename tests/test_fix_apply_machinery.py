@@ -15,11 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import lockcheck.engine
+from lockcheck.fix import apply
 from lockcheck.fix.apply import (
     FixWriteError,
     apply_edits,
-    fix_text,
     read_source,
     unified_diff,
     write_atomic,
@@ -65,9 +64,32 @@ def toy_analyze(path, text, language, settings=None):
     return facts, findings
 
 
-@pytest.fixture(autouse=True)
-def toy(monkeypatch):
-    monkeypatch.setattr(lockcheck.engine, "analyze_text", toy_analyze)
+def fix_text(path, text, language, settings=None, codes=None, unsafe=False, analyse=toy_analyze):
+    """The fix machinery with the toy analyser handed in, as ``lockcheck.engine.fix_text``
+    hands in the real one."""
+    return apply.fix_text(
+        path,
+        text,
+        language,
+        settings,
+        codes,
+        unsafe,
+        analyse=lambda src: analyse(path, src, language, settings),
+    )
+
+
+def test_the_machinery_reanalyses_through_the_analyser_it_is_given():
+    seen = []
+
+    def counting(path, text, language, settings=None):
+        seen.append(text)
+        return toy_analyze(path, text, language, settings)
+
+    res = fix_text("j.sh", "a RMLOCK b\n", "shell", analyse=counting)
+    assert res.fixed == "a  b\n"
+    assert seen == ["a RMLOCK b\n", "a  b\n"]  # the text, then the fixed text
+    with pytest.raises(TypeError):
+        apply.fix_text("j.sh", "RMLOCK\n", "shell")  # no analyser: nothing to fall back on
 
 
 def test_safe_fixes_only_by_default():
@@ -109,7 +131,7 @@ def test_fixes_run_in_rounds_until_nothing_changes():
     assert res.remaining == []
 
 
-def test_overlapping_edits_wait_for_the_next_round(monkeypatch):
+def test_overlapping_edits_wait_for_the_next_round():
     calls = []
 
     def overlapping(path, text, language, settings=None):
@@ -125,15 +147,14 @@ def test_overlapping_edits_wait_for_the_next_round(monkeypatch):
                 )
         return facts, findings
 
-    monkeypatch.setattr(lockcheck.engine, "analyze_text", overlapping)
-    res = fix_text("j.sh", "..abc..", "shell")
+    res = fix_text("j.sh", "..abc..", "shell", analyse=overlapping)
     # the first fix is applied; its rival, re-found on the new text, no longer exists
     assert res.fixed == "..Xc.."
     assert [f.code for f in res.applied] == ["LCK201"]
     assert res.rolled_back == []
 
 
-def test_one_fix_shared_by_two_findings_is_applied_once(monkeypatch):
+def test_one_fix_shared_by_two_findings_is_applied_once():
     def shared(path, text, language, settings=None):
         facts = FileFacts(path=path, language=language, text=text)
         i = text.find("rm")
@@ -146,20 +167,18 @@ def test_one_fix_shared_by_two_findings_is_applied_once(monkeypatch):
             Finding("LCK201", "n", Severity.ERROR, "b", path, sp, fix),
         ]
 
-    monkeypatch.setattr(lockcheck.engine, "analyze_text", shared)
-    res = fix_text("j.sh", "x rm y", "shell")
+    res = fix_text("j.sh", "x rm y", "shell", analyse=shared)
     assert res.fixed == "x  y"
     assert len(res.applied) == 2
 
 
-def test_edits_outside_the_text_are_refused(monkeypatch):
+def test_edits_outside_the_text_are_refused():
     def bad(path, text, language, settings=None):
         fix = Fix(Applicability.SAFE, "far", (Edit(100, 200, ""),))
         f = Finding("LCK201", "n", Severity.ERROR, "m", path, Span(1, 1, 1, 1), fix)
         return FileFacts(path=path, language=language, text=text), [f]
 
-    monkeypatch.setattr(lockcheck.engine, "analyze_text", bad)
-    res = fix_text("j.sh", "short", "shell")
+    res = fix_text("j.sh", "short", "shell", analyse=bad)
     assert res.fixed == "short"
     assert len(res.rolled_back) == 1
 

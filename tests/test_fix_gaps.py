@@ -15,8 +15,8 @@ import textwrap
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-from lockcheck.engine import analyze_text
-from lockcheck.fix.apply import apply_edits, fix_text
+from lockcheck.engine import analyze_text, fix_text
+from lockcheck.fix.apply import apply_edits
 from lockcheck.model import Applicability
 from lockcheck.settings import Settings
 
@@ -599,7 +599,7 @@ def test_lck108_shell_kill_whose_status_is_read_next_keeps_advice_only():
 
 
 def test_lck203_shell_trap_moves_after_a_status_tested_busy_branch():
-    from lockcheck.fix.apply import fix_text
+    from lockcheck.engine import fix_text
     from lockcheck.settings import Settings
 
     before = """#!/bin/bash

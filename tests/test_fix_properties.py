@@ -8,8 +8,8 @@ import subprocess
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lockcheck.engine import analyze_text
-from lockcheck.fix.apply import apply_edits, fix_text
+from lockcheck.engine import analyze_text, fix_text
+from lockcheck.fix.apply import apply_edits
 
 BASH = shutil.which("bash")
 

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from lockcheck.engine import analyze_text
-from lockcheck.fix.apply import apply_edits, fix_text, unified_diff
+from lockcheck.engine import analyze_text, fix_text
+from lockcheck.fix.apply import apply_edits, unified_diff
 from lockcheck.model import Applicability
 from lockcheck.settings import Settings
 

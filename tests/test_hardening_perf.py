@@ -15,8 +15,7 @@ from pathlib import Path
 
 import lockcheck
 from lockcheck import frontends
-from lockcheck.engine import analyze_text
-from lockcheck.fix.apply import fix_text
+from lockcheck.engine import analyze_text, fix_text
 from lockcheck.model import PartKind
 
 PKG = Path(lockcheck.__file__).resolve().parent

@@ -157,3 +157,33 @@ def test_pathological_sizes_take_bounded_time_and_memory(name):
     assert float(took) < 120 and int(rss) < 1500, out.stdout
     # CPython refuses some of them (too deep, too complex): LCK000 at most, never a crash
     assert set(ast.literal_eval(found)) <= {"LCK000"}, out.stdout
+
+
+REPORT_JOB = textwrap.dedent(
+    """\
+    #!/usr/bin/env python
+    {header}
+    import sys
+
+    def main(path):
+        for line in open(path):
+            print line.strip(){noqa}
+
+    if __name__ == "__main__":
+        main(sys.argv[1])
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("header", "noqa", "expected"),
+    [
+        ("", "", [("LCK000", 7)]),
+        ("# lockcheck: disable-file=LCK000", "", []),
+        ("", "  # noqa: LCK000", []),
+    ],
+)
+def test_python2_code_without_lock_words_keeps_its_suppression_comments(header, noqa, expected):
+    # such a file is read only for its LCK000 (no analysis tree is built): its comments
+    # must still be read, or a suppression comment would stop working
+    assert codes(REPORT_JOB.format(header=header, noqa=noqa)) == expected

@@ -290,7 +290,7 @@ def _fixed_params():
 @pytest.mark.parametrize(("bad", "fixed"), _fixed_params())
 def test_fixed_example_is_what_the_fix_produces(bad, fixed):
     # no skip: if the fix machinery is missing, this must fail (ImportError)
-    from lockcheck.fix.apply import fix_text
+    from lockcheck.engine import fix_text
 
     unsafe = RULES[bad.code].fix.value == "unsafe"
     if bad.file:  # a job definition: fixed in its tree through the CLI, then scanned again

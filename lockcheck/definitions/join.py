@@ -132,7 +132,7 @@ def _parse(kind: str, display: str, text: str, data: bytes | None = None) -> Def
 def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Finding]]:
     """The definition's findings (LCK000, LCK6xx, its embedded shell), suppressions applied;
     its facts carry its parse errors."""
-    from ..engine import file_disabled, suppressed
+    from ..analysis import file_disabled, suppressed
 
     d = ctx.definition
     found: list[Finding] = []

@@ -19,10 +19,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .. import source
-from ..model import Applicability, Edit, Finding, Fix
+from ..model import Applicability, Edit, FileFacts, Finding, Fix
 from ..settings import Settings
 
 MAX_ROUNDS = 10
+
+# text -> (facts, findings): what analyses the file's text and each fixed text
+Analyser = Callable[[str], tuple[FileFacts, list[Finding]]]
 ENCODING = "utf-8"
 
 
@@ -265,7 +268,8 @@ def fix_text(
     codes: Iterable[str] | None = None,
     unsafe: bool = False,
     on_analysis: Callable[[], None] | None = None,
-    analyse: Callable[[str], tuple] | None = None,
+    *,
+    analyse: Analyser,
 ) -> FileFixResult:
     """Apply the safe (and, with ``unsafe``, the unsafe) fixes of ``text`` in rounds.
 
@@ -275,26 +279,24 @@ def fix_text(
     ``codes`` limits the rules whose fixes are applied (None: every reported rule).
     ``on_analysis`` is called after each analysis (:func:`lockcheck.workers.heartbeat`: each
     one is bounded like the file's own analysis).  ``analyse`` (text -> (facts, findings))
-    replaces the script analysis: a job definition is analysed in its tree
-    (:func:`lockcheck.definitions.join.analyze_tree`).
+    finds them: :func:`lockcheck.engine.fix_text` passes :func:`lockcheck.engine.analyze_text`
+    for a script, and a job definition is analysed in its tree
+    (:func:`lockcheck.definitions.join.analyze_tree`); the fix layer does not import the
+    analysis.
     """
-    from ..engine import analyze_text
-
     settings = settings or Settings()
     code_set = {c.upper() for c in codes} if codes is not None else None
     result = FileFixResult(path=path, original=text, fixed=text)
     refused: set[tuple] = set()  # identities of findings whose fix was rolled back
 
-    def analyse_script(src: str):
-        out = analyze_text(path, src, language, settings)
+    def analysed(src: str):
+        out = analyse(src)
         if on_analysis is not None:
             on_analysis()
         return out
 
-    analyse = analyse or analyse_script
-
     current = text
-    facts, findings = analyse(current)
+    facts, findings = analysed(current)
     for _round in range(MAX_ROUNDS):
         candidates = [
             f for f in findings if _wanted(f, code_set, unsafe) and _ident(f) not in refused
@@ -334,7 +336,7 @@ def fix_text(
             continue  # every candidate was refused: the next round finds none
 
         new_text = apply_edits(current, taken)
-        outcome, _why = _verify(analyse, new_text, facts, findings, batch)
+        outcome, _why = _verify(analysed, new_text, facts, findings, batch)
         if outcome is not None:
             refused = _remap(refused, taken)
             current = new_text
@@ -346,7 +348,7 @@ def fix_text(
         good: list[tuple[Fix, list[Finding]]] = []
         for fix, fs in batch:
             one = apply_edits(current, fix.edits)
-            outcome, why = _verify(analyse, one, facts, findings, [(fix, fs)])
+            outcome, why = _verify(analysed, one, facts, findings, [(fix, fs)])
             if outcome is None:
                 for f in fs:
                     refused.add(_ident(f))
@@ -356,11 +358,11 @@ def fix_text(
         if not good:
             continue
         together = apply_edits(current, [e for fix, _fs in good for e in fix.edits])
-        outcome, _why = _verify(analyse, together, facts, findings, good)
+        outcome, _why = _verify(analysed, together, facts, findings, good)
         if outcome is None:  # they interfere: keep the first, the rest wait a round
             good = good[:1]
             together = apply_edits(current, good[0][0].edits)
-            outcome, _why = _verify(analyse, together, facts, findings, good)
+            outcome, _why = _verify(analysed, together, facts, findings, good)
         if outcome is not None:
             refused = _remap(refused, [e for fix, _fs in good for e in fix.edits])
             current = together

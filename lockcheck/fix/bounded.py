@@ -10,11 +10,16 @@ files' fixes go on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
+from ..model import FileFacts, Finding
 from ..settings import Settings
 from .apply import FileFixResult
+
+# (path, text, language, settings) -> (facts, findings): lockcheck.engine.analyze_text
+Analyze = Callable[[str, str, str, Settings], tuple[FileFacts, list[Finding]]]
 
 
 @dataclass
@@ -43,9 +48,12 @@ class Failed:
     message: str
 
 
-def _fix(task: FixTask) -> FileFixResult | Failed:
+def _fix(task: FixTask, analyze: Analyze) -> FileFixResult | Failed:
     from ..workers import heartbeat
     from .apply import fix_text
+
+    def analyse(src: str) -> tuple[FileFacts, list[Finding]]:
+        return analyze(task.display, src, task.language, task.settings)
 
     try:
         return fix_text(
@@ -56,6 +64,7 @@ def _fix(task: FixTask) -> FileFixResult | Failed:
             task.codes,
             task.unsafe,
             on_analysis=heartbeat,
+            analyse=analyse,
         )
     except MemoryError:
         raise
@@ -63,20 +72,25 @@ def _fix(task: FixTask) -> FileFixResult | Failed:
         return Failed(f"{type(exc).__name__}: {exc}")
 
 
-def fix_files(tasks: Sequence[FixTask], jobs: int) -> list[FileFixResult | Stopped | Failed]:
+def fix_files(
+    tasks: Sequence[FixTask], jobs: int, analyze: Analyze
+) -> list[FileFixResult | Stopped | Failed]:
     """The outcome of each task, in order, from at most ``jobs`` bounded workers (in this
-    process, unbounded, where no worker can be forked)."""
+    process, unbounded, where no worker can be forked); ``analyze`` (the signature of
+    :func:`lockcheck.engine.analyze_text`, which the caller hands in: the fix layer does not
+    import the engine) analyses each text."""
     if not tasks:
         return []
+    fix = partial(_fix, analyze=analyze)
     from ..runner import file_bounds
     from ..workers import Unavailable, run_bounded
 
     try:
         return run_bounded(
-            tasks, _fix, lambda _task, why: Stopped(why), file_bounds, max(1, min(jobs, len(tasks)))
+            tasks, fix, lambda _task, why: Stopped(why), file_bounds, max(1, min(jobs, len(tasks)))
         )
     except Unavailable:
-        return [_fix(t) for t in tasks]
+        return [fix(t) for t in tasks]
 
 
 def fix_definition(display: str, text: str, target, codes: set[str], unsafe: bool, analyse):

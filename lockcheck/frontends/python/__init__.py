@@ -69,17 +69,18 @@ def _analyse(facts: FileFacts) -> None:
         return
     if "\x00" in text and "PK\x03\x04" in text:
         return  # a zip application (shebang + zip archive): Python runs it; it is not source
-    refused = _cpython_refuses(facts)
+    refused, tree = _cpython_read(facts)
     if refused is None:
         return  # too deep or complex for CPython: LCK000 already, nothing runs
     if not refused:
         # CPython reads it: no LCK000, and only a file with a lock anchor is analysed
-        if not lockish or Gate(_ast(text)).anchor is None:
+        if not lockish or Gate(tree if tree is not None else _ast(text)).anchor is None:
             return
+    del tree  # CPython's tree is not needed past the gate (tree-sitter's is analysed)
     src = source_bytes(text)
     offsets = Offsets(text, src)
     tree = parser("python").parse(src)
-    low = lower(tree.root_node, src, offsets)
+    low = lower(tree.root_node, src, offsets, build=lockish)  # else: LCK000 is all it can get
     facts.comments = low.comments
     error = None
     if refused:
@@ -115,19 +116,18 @@ def _ast(text: str) -> ast.Module:
             return ast.parse(text.encode("utf-8", "surrogateescape"))
 
 
-def _cpython_refuses(facts: FileFacts) -> bool | None:
+def _cpython_read(facts: FileFacts) -> tuple[bool | None, ast.Module | None]:
     """Whether CPython's parser refuses the text (None: too deeply nested even to compile,
-    LCK000 recorded)."""
+    LCK000 recorded), and the tree it read (None when it refused or recursed too deep)."""
     try:
-        _ast(facts.text)
-        return False
+        return False, _ast(facts.text)
     except (SyntaxError, ValueError):
-        return True
+        return True, None
     except MemoryError:  # "source too complex to parse": CPython's parser stack
         facts.parse_errors.append(
             ParseError(Span(1, 1, 1, 1, 0, 0), "source too complex for CPython's parser")
         )
-        return None
+        return None, None
     except RecursionError:
         try:
             with warnings.catch_warnings():
@@ -137,8 +137,8 @@ def _cpython_refuses(facts: FileFacts) -> bool | None:
             facts.parse_errors.append(
                 ParseError(Span(1, 1, 1, 1, 0, 0), "expressions nested too deeply to compile")
             )
-            return None
-        return False
+            return None, None
+        return False, None
 
 
 def _cpython_error(text: str, offsets: Offsets) -> ParseError:
