@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..definitions import Command, Definition, Entry, Setting
-from ..fix import jobs as fixes
 from ..model import Finding, Fix, Span
 from . import RULES, rule
+from . import job_fixes as fixes
 
 
 @dataclass
