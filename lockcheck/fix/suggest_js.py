@@ -23,6 +23,7 @@ from ..frontends import treesitter
 from ..frontends.javascript import syntax
 from ..model import Edit, FileFacts, FixTemplate, LockKind
 from ..paths import same_path
+from .advice import advise_the_rest
 from .apply import apply_edits
 
 FLOCK_ADVICE = (
@@ -60,18 +61,7 @@ def enrich(facts: FileFacts, code: int) -> None:
                 'path.join(os.homedir(), ".local", "state", JOB) made with mode 0o700',
                 (),
             )
-    for nx in facts.non_exclusive:
-        if nx.suggestion is None:
-            nx.suggestion = _advice(facts, f"{nx.mechanism} cannot fail as a lock", code)
-    for chk in facts.liveness:
-        if chk.suggestion is None:
-            chk.suggestion = _advice(facts, "Drop the PID liveness check", code)
-    for k in facts.kills:
-        if k.suggestion is None:
-            k.suggestion = _advice(facts, "Do not signal a PID read from a file", code)
-    for rm in facts.removals:
-        if rm.stale_guard and rm.suggestion is None:
-            rm.suggestion = _advice(facts, "Drop the stale-lock breaker", code)
+    advise_the_rest(facts, lambda what: _advice(facts, what, code))
 
 
 def _call_at(tree: Any, start: int) -> Any:

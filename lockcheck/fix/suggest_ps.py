@@ -23,6 +23,7 @@ from ..frontends import treesitter
 from ..frontends.powershell import syntax
 from ..model import Edit, FileFacts, FixTemplate, LockKind
 from ..paths import same_path
+from .advice import advise_the_rest
 from .apply import apply_edits
 
 MUTEX_ADVICE = (
@@ -63,18 +64,9 @@ def enrich(facts: FileFacts, code: int) -> None:
             )
         if acq.placement_suggestion is None and acq.path is not None:
             acq.placement_suggestion = _advice(facts, "Use no lock file", code)
-    for nx in facts.non_exclusive:
-        if nx.suggestion is None:
-            nx.suggestion = _advice(facts, f"{nx.mechanism} cannot fail as a lock", code)
-    for chk in facts.liveness:
-        if chk.suggestion is None:
-            chk.suggestion = _advice(facts, "Drop the PID liveness check", code)
-    for k in facts.kills:
-        if k.suggestion is None:
-            k.suggestion = _advice(facts, "Do not stop a PID read from a file", code)
-    for rm in facts.removals:
-        if rm.stale_guard and rm.suggestion is None:
-            rm.suggestion = _advice(facts, "Drop the stale-lock breaker", code)
+    advise_the_rest(
+        facts, lambda what: _advice(facts, what, code), "Do not stop a PID read from a file"
+    )
 
 
 def _node_at(tree: Any, start: int) -> Any:
