@@ -7,8 +7,8 @@ original, then ``--fix --unsafe-fixes`` on top (and ``--fix --unsafe-fixes`` alo
 rewrite of each bad example (the rule pages' ``bad`` blocks, parsed as
 ``tests/test_rule_pages.py`` does, and ``examples/bad``) must:
 
-1. bring no finding the original did not have and drop the ones it was for; and, since the
-   tool does not report LCK406 yet, keep the LCK406 property checked here: a shell ``exec``
+1. bring no finding the original did not have and drop the ones it was for; and, besides
+   the tool's own LCK406, keep the LCK406 property checked independently here: a shell ``exec``
    that opens a flocked descriptor is checked apart from the busy branch, a Python open is
    outside the ``try`` whose ``except`` is the busy branch unless that handler tells
    contention apart (``BlockingIOError``);
