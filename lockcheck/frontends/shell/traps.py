@@ -22,7 +22,13 @@ class Traps:
         if argt[0] in ("-p", "-l"):
             return
         action = args[0]
-        sigs = [s.upper() for s in argt[1:]]
+        # a signal list held in a variable (`SIGNALS='EXIT'; trap "..." $SIGNALS`) is read
+        # through its value
+        sigs = [
+            s.upper()
+            for a, t in zip(args[1:], argt[1:], strict=True)
+            for s in (self.resolve(a).render().split() if "$" in t else [t])
+        ]
         if argt[0] == "-" or argt[0] in ("''", '""'):
             if any(s in SIGNALS_EXIT for s in sigs):
                 ev = TrapEvent(self.order, True, set(), cmd, self.span(cmd), disarm=True)
