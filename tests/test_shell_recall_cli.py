@@ -55,3 +55,32 @@ def test_trap_signals_from_a_variable_flock_stays_quiet(cli, tmp_path):
         do_work > "${LOCKFILE}.tmp"
         """
     assert findings(cli, tmp_path, src) == set()
+
+
+# ------------------------------------------------- a path printed by a helper, a filtered $0
+
+NAME_HELPER_LOCK = """
+    #!/bin/sh
+    scriptname=$0
+    calc_lock() {
+      procname=`echo ${scriptname} | sed -r 's/[^a-z0-9]/_/Ig'`
+      lock="__DIR__/${procname}.lock"
+      echo ${lock}
+    }
+    lock=`calc_lock`
+    exec 9>"$lock"
+    flock -n 9 || { echo "already running" >&2; exit 75; }
+    do_work
+    """
+
+
+def test_lock_path_printed_by_a_helper_from_the_script_name_is_predictable(cli, tmp_path):
+    # `lock=$(calc_lock)`: the helper's last `echo` is the value; `echo $0 | sed ...` is still
+    # a name derived only from the script name
+    src = NAME_HELPER_LOCK.replace("__DIR__", "/var/tmp")
+    assert ("LCK502", 9) in findings(cli, tmp_path, src)
+
+
+def test_lock_path_printed_by_a_helper_in_a_private_directory_stays_quiet(cli, tmp_path):
+    src = NAME_HELPER_LOCK.replace("__DIR__", "${XDG_RUNTIME_DIR:-/tmp}")
+    assert findings(cli, tmp_path, src) == set()

@@ -15,6 +15,9 @@ _VALUE_LIMIT = 4096  # PATH_MAX: a longer value names no file, it stays unknown
 
 _RESOLVE_WORK = 16 * _VALUE_LIMIT  # nodes read and characters copied by one resolution
 
+# text filters that keep a name derived from the script name derived from it alone
+TEXT_FILTERS = {"sed", "tr", "cut", "awk", "head", "tail", "md5sum", "sha1sum", "sha256sum"}
+
 
 class _TooMuchWork(Exception):
     """One resolution went past :data:`_RESOLVE_WORK`: its value stays unknown."""
@@ -424,9 +427,13 @@ class Values:
         """The value of one command in a command substitution."""
         if c.type == "redirected_statement":
             c = c.child_by_field_name("body") or c
+        if c.type == "pipeline":
+            return self._filtered_script_name(c, depth)
         if c.type != "command":
             return [Part(PartKind.UNKNOWN)]
         name = self.cmd_name(c)
+        if name in self.functions:
+            return self._function_output(name, depth)
         args = [x for x in self.cmd_args(c)]
         ops = [x for x in args if not _txt(x).startswith("-")]
         flags = [_txt(x) for x in args if _txt(x).startswith("-")]
@@ -463,6 +470,38 @@ class Values:
         if name == "echo" and len(ops) == 1 and not flags:
             return self._parts(ops[0], True, depth + 1)
         return [Part(PartKind.UNKNOWN)]
+
+    def _filtered_script_name(self, pipe, depth: int) -> list[Part]:
+        """`echo "$0" | sed 's/[^a-z0-9]/_/g'`: the script's name put through text filters is
+        still a name derived only from the script name."""
+        stages = [k for k in pipe.named_children if k.type == "command"]
+        if len(stages) < 2 or len(stages) != len(
+            [k for k in pipe.named_children if k.type not in STATEMENT_SKIP]
+        ):
+            return [Part(PartKind.UNKNOWN)]
+        if any(self.cmd_name(k) not in TEXT_FILTERS for k in stages[1:]):
+            return [Part(PartKind.UNKNOWN)]
+        first = self._cmdsub_one(stages[0], depth) if self.cmd_name(stages[0]) == "echo" else []
+        script = (PartKind.SCRIPT, PartKind.SCRIPT_NAME)
+        if any(p.kind in script for p in first) and all(
+            p.kind in script or p.kind is PartKind.LIT for p in first
+        ):
+            return [Part(PartKind.SCRIPT_NAME)]
+        return [Part(PartKind.UNKNOWN)]
+
+    def _function_output(self, name: str, depth: int) -> list[Part]:
+        """`pid=$(calc_pid)` where this file's `calc_pid` ends with `echo "$pid"`: the value it
+        prints, read in the environment its body (walked for the substitution) left."""
+        stmts = self.statements(self._fn_body(self.functions[name]))
+        if not stmts or depth > 4:
+            return [Part(PartKind.UNKNOWN)]
+        last = stmts[-1][0]
+        if last.type != "command" or self.cmd_name(last) != "echo":
+            return [Part(PartKind.UNKNOWN)]
+        parts = self._cmdsub_one(last, depth + 1)
+        if any(p.kind is PartKind.ARG for p in parts):
+            return [Part(PartKind.UNKNOWN)]  # its parameters are bound only inside the call
+        return parts
 
     def command_name_of_value(self, value) -> str | None:
         """FLOCK=/usr/bin/flock, FLOCK=$(command -v flock), FLOCK=`which flock`."""
