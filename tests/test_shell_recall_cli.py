@@ -84,3 +84,50 @@ def test_lock_path_printed_by_a_helper_from_the_script_name_is_predictable(cli, 
 def test_lock_path_printed_by_a_helper_in_a_private_directory_stays_quiet(cli, tmp_path):
     src = NAME_HELPER_LOCK.replace("__DIR__", "${XDG_RUNTIME_DIR:-/tmp}")
     assert findings(cli, tmp_path, src) == set()
+
+
+# ------------------------------------------------ a trap string made of quoted pieces side by side
+
+CONCAT_TRAP_LOCK = """
+    #!/bin/sh
+    Check_lockfile ()
+    {
+    \tFILE="${1}"
+    \tif [ -z "${FILE}" ]; then
+    \t\tFILE="__LOCK__"
+    \tfi
+    \tif [ -f "${FILE}" ]; then
+    \t\techo "${PROGRAM} locked" >&2
+    \t\texit 1
+    \tfi
+    }
+    Create_lockfile ()
+    {
+    \tFILE="${1}"
+    \tif [ -z "${FILE}" ]; then
+    \t\tFILE="__LOCK__"
+    \tfi
+    \tmkdir -p "$(dirname ${FILE})"
+    \ttrap 'ret=${?}; '"rm -f \\"${FILE}\\";"' exit ${ret}' EXIT HUP INT QUIT TERM
+    \ttouch "${FILE}"
+    }
+    """
+
+
+def test_trap_made_of_quoted_pieces_releases_a_relative_lock(cli, tmp_path):
+    # `'ret=${?}; '"rm -f \"${FILE}\";"' exit ${ret}'` is one trap string that removes the
+    # lock: the -f test and the touch are a lock on a name relative to the working directory
+    got = findings(cli, tmp_path, CONCAT_TRAP_LOCK.replace("__LOCK__", ".build/lock"))
+    assert {("LCK501", 21), ("LCK103", 21)} <= got
+
+
+def test_trap_made_of_quoted_pieces_with_flock_stays_quiet(cli, tmp_path):
+    src = """
+        #!/bin/sh
+        LOCK="${XDG_RUNTIME_DIR:-/tmp}/build.lock"
+        trap 'ret=${?}; '"rm -f \\"${LOCK}.partial\\";"' exit ${ret}' EXIT
+        exec 9>>"$LOCK"
+        flock -n 9 || { echo "already running" >&2; exit 75; }
+        do_build > "${LOCK}.partial"
+        """
+    assert findings(cli, tmp_path, src) == set()

@@ -83,39 +83,24 @@ class Traps:
             body = self.src[inner : action.end_byte - 1]
             bmap = list(range(inner, action.end_byte - 1)) + [action.end_byte - 1]
         elif action.type == "string":
-            raw = self.src[action.start_byte + 1 : action.end_byte - 1]
-            # "..." is expanded when the trap is set: put known literal values in place
-            subs = {}
-            for c in action.named_children:
-                if c.type in ("simple_expansion", "expansion"):
-                    pe = self.resolve(c)
-                    val = pe.render()
-                    if pe.is_literal and re.fullmatch(r"[\w./~@%+=:,-]+", val):
-                        subs[c.start_byte] = (c.end_byte, val.encode())
-            out = bytearray()
-            bmap = []
-            i = 0
-            while i < len(raw):
-                absb = action.start_byte + 1 + i
-                if absb in subs:
-                    end_b, lit = subs[absb]
-                    out += lit
-                    bmap.extend([absb] * len(lit))
-                    i += end_b - absb
-                    continue
-                ch = raw[i : i + 1]
-                if (
-                    ch == b"\\"
-                    and i + 1 < len(raw)
-                    and raw[i + 1 : i + 2] in (b'"', b"\\", b"$", b"`", b"\n")
-                ):
-                    out += raw[i + 1 : i + 2]
-                    bmap.append(action.start_byte + 1 + i + 1)
-                    i += 2
-                    continue
-                out += ch
-                bmap.append(action.start_byte + 1 + i)
-                i += 1
+            body, bmap = self._dquoted_body(action)
+            bmap.append(action.end_byte - 1)
+        elif action.type == "concatenation" and all(
+            c.type in ("raw_string", "string", "word") for c in action.children
+        ):
+            # `'rm -f "'"${FILE}"'"'`: quoted pieces side by side make one string
+            out, bmap = bytearray(), []
+            for c in action.children:
+                if c.type == "raw_string":
+                    out += self.src[c.start_byte + 1 : c.end_byte - 1]
+                    bmap.extend(range(c.start_byte + 1, c.end_byte - 1))
+                elif c.type == "string":
+                    piece, pmap = self._dquoted_body(c)
+                    out += piece
+                    bmap.extend(pmap)
+                else:
+                    out += self.src[c.start_byte : c.end_byte]
+                    bmap.extend(range(c.start_byte, c.end_byte))
             bmap.append(action.end_byte - 1)
             body = bytes(out)
         elif action.type == "word":
@@ -165,6 +150,43 @@ class Traps:
             ):
                 self.status_override(fst)
         self._trap_remove_fixes(tree, action, cmd, stmts)
+
+    def _dquoted_body(self, action) -> tuple[bytes, list[int]]:
+        """The text of a "..." trap action and the source byte of each of its bytes: it is
+        expanded when the trap is set, so known literal values are put in place."""
+        raw = self.src[action.start_byte + 1 : action.end_byte - 1]
+        subs = {}
+        for c in action.named_children:
+            if c.type in ("simple_expansion", "expansion"):
+                pe = self.resolve(c)
+                val = pe.render()
+                if pe.is_literal and re.fullmatch(r"[\w./~@%+=:,-]+", val):
+                    subs[c.start_byte] = (c.end_byte, val.encode())
+        out = bytearray()
+        bmap = []
+        i = 0
+        while i < len(raw):
+            absb = action.start_byte + 1 + i
+            if absb in subs:
+                end_b, lit = subs[absb]
+                out += lit
+                bmap.extend([absb] * len(lit))
+                i += end_b - absb
+                continue
+            ch = raw[i : i + 1]
+            if (
+                ch == b"\\"
+                and i + 1 < len(raw)
+                and raw[i + 1 : i + 2] in (b'"', b"\\", b"$", b"`", b"\n")
+            ):
+                out += raw[i + 1 : i + 2]
+                bmap.append(action.start_byte + 1 + i + 1)
+                i += 2
+                continue
+            out += ch
+            bmap.append(action.start_byte + 1 + i)
+            i += 1
+        return bytes(out), bmap
 
     def _trap_remove_fixes(self, tree, action, cmd, stmts) -> None:
         """A trap whose whole string is one removal of one path: the fix drops the trap."""
