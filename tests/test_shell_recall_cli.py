@@ -131,3 +131,51 @@ def test_trap_made_of_quoted_pieces_with_flock_stays_quiet(cli, tmp_path):
         do_build > "${LOCK}.partial"
         """
     assert findings(cli, tmp_path, src) == set()
+
+
+# -------------------------------------------- a process listing searched for the stored PID
+
+PS_GREP_TESTS = [
+    'if [ -e "$PIDFILE" ] && (ps -u $(whoami) -opid= | grep -P "^\\s*$(cat ${PIDFILE})$" &> /dev/null); then',
+    'if ps -ef | grep -v grep | grep -q "$(cat "$PIDFILE")"; then',
+    'PID=$(cat "$PIDFILE" 2>/dev/null)\nif ps aux | grep -v grep | grep -qw "$PID"; then',
+]
+
+
+def _ps_grep_job(test: str) -> str:
+    return (
+        "#!/bin/bash\n"
+        'PIDFILE="$HOME/.local/state/sync.pid"\n'
+        f"{test}\n"
+        '  echo "sync already running" >&2\n'
+        "  exit 0\n"
+        "fi\n"
+        'echo $$ > "$PIDFILE"\n'
+        "rsync -a /srv/data/ backup:/srv/data/\n"
+    )
+
+
+def test_ps_grep_of_the_stored_pid_is_a_liveness_check(cli, tmp_path):
+    for test in PS_GREP_TESTS:
+        src = _ps_grep_job(test)
+        line = src.splitlines().index(test.splitlines()[-1]) + 1
+        assert ("LCK105", line) in findings(cli, tmp_path, src), test
+
+
+def test_ps_grep_of_the_job_name_stays_quiet(cli, tmp_path):
+    # searching the listing for the job's own name reads no stored PID
+    src = _ps_grep_job('if ps -ef | grep -v grep | grep -q "[r]sync -a /srv/data"; then')
+    assert not {c for c, _ in findings(cli, tmp_path, src)} & {"LCK105", "LCK106"}
+
+
+def test_ps_grep_of_the_stored_pid_that_only_reports_stays_quiet(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        PIDFILE="$HOME/.local/state/sync.pid"
+        if ps -ef | grep -v grep | grep -q "$(cat "$PIDFILE")"; then
+          echo "sync is running"
+        else
+          echo "sync is not running"
+        fi
+        """
+    assert findings(cli, tmp_path, src) == set()

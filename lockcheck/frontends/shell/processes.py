@@ -21,6 +21,7 @@ _FILE_CHANGE = re.compile(
 
 # functions that stop or report on a service: a liveness test there is not a lock decision
 _STOP_WORDS = {"STOP", "STATUS", "KILL", "TERMINATE", "SHUTDOWN", "HALT"}
+_PID_WORDS = ("command_substitution", "simple_expansion", "expansion")
 
 
 class Processes:
@@ -133,6 +134,30 @@ class Processes:
             for i, s in enumerate(argt):
                 if s in ("-F", "--pidfile") and i + 1 < len(args):
                     self.liveness_file(cmd, self.resolve(args[i + 1]), pos, True)
+
+    def ps_grep(self, node, cmds, pos: Pos) -> None:
+        """`ps -u "$USER" -opid= | grep -q "^ *$(cat F)$"`: a process listing searched for a PID
+        read from a file is a liveness test of that PID, with the last grep's status."""
+        bare = [
+            c.child_by_field_name("body") or c if c.type == "redirected_statement" else c
+            for c in cmds
+        ]
+        if len(bare) < 2 or any(c.type != "command" for c in bare):
+            return
+        if self.cmd_name(bare[0]) != "ps" or self.cmd_name(bare[-1]) != "grep":
+            return
+        for c in bare[1:]:
+            if self.cmd_name(c) != "grep":
+                return
+            stack = [a for a in self.cmd_args(c) if not _txt(a).startswith("-")]
+            while stack:
+                n = stack.pop()
+                src = self.pid_file_of(n) if n.type in _PID_WORDS else False
+                if src is not False:
+                    self.liveness_file(node, src, pos, True)
+                    return
+                if n.type in ("string", "concatenation"):
+                    stack.extend(n.named_children)
 
     def _frame_name(self) -> str:
         return self.frames[-1].name if self.frames else ""

@@ -177,6 +177,7 @@ class Walk:
                     tail=pos.tail,
                     rest=pos.rest,
                 )
+            self.ps_grep(node, cmds, pos)
             for j, c in enumerate(cmds):
                 last = j == len(cmds) - 1
                 self.stmt(c, pos if last else Pos(rest=[], background=pos.background))
