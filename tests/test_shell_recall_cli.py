@@ -179,3 +179,48 @@ def test_ps_grep_of_the_stored_pid_that_only_reports_stays_quiet(cli, tmp_path):
         fi
         """
     assert findings(cli, tmp_path, src) == set()
+
+
+# ------------------------------------ a PID read with an empty default: `$(cat F || echo "")`
+
+PID_DEFAULT_LOCK = """
+    #!/bin/bash
+    LOCK_DIR="/srv/backup/locks/db_${DB_NAME}"
+    if ! mkdir "$LOCK_DIR" 2>/dev/null; then
+        PID=$(cat "$LOCK_DIR/pid" 2>/dev/null __DEFAULT__)
+        if [[ -z "$PID" ]] || ! kill -0 "$PID" 2>/dev/null; then
+            echo "Removing stale lock (PID $PID)" >&2
+            rm -rf "$LOCK_DIR"
+            exec "$0" "$@"
+        fi
+        echo "already running, exiting" >&2
+        exit 1
+    else
+        echo $$ > "$LOCK_DIR/pid"
+    fi
+    trap 'rm -rf "$LOCK_DIR"' EXIT
+    pg_dump "$DB_NAME" > "/srv/backup/$DB_NAME.sql"
+    """
+
+
+def test_pid_read_with_an_empty_default_decides_a_stale_removal(cli, tmp_path):
+    for default in ('|| echo ""', "|| true", "|| :"):
+        got = findings(cli, tmp_path, PID_DEFAULT_LOCK.replace("__DEFAULT__", default))
+        assert {("LCK105", 5), ("LCK106", 7)} <= got, default
+
+
+def test_pid_read_with_an_empty_default_that_only_reports_stays_quiet(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        LOCK="/srv/backup/locks/db.lock"
+        exec 9>>"$LOCK"
+        if ! flock -n 9; then
+            PID=$(cat "$LOCK.pid" 2>/dev/null || echo "")
+            kill -0 "$PID" 2>/dev/null && echo "held by $PID" >&2
+            exit 75
+        fi
+        echo $$ > "$LOCK.pid"
+        pg_dump db > /srv/backup/db.sql
+        """
+    got = {c for c, _ in findings(cli, tmp_path, src)}
+    assert not got & {"LCK105", "LCK106"}, got

@@ -154,6 +154,14 @@ class Values:
         if not inner:
             return False
         c = inner[0]
+        if (
+            c.type == "list"
+            and [k.type for k in c.children if not k.is_named] == ["||"]
+            and len(c.named_children) == 2
+            and _txt(c.named_children[1]).split()[0] in ("echo", "printf", "true", ":")
+        ):
+            # `$(cat F 2>/dev/null || echo "")`: an empty default when F cannot be read
+            c = c.named_children[0]
         if c.type == "file_redirect":
             dest = c.child_by_field_name("destination")
             return self.resolve(dest) if dest is not None else None
