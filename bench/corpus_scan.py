@@ -53,8 +53,8 @@ from run import RESULTS, batches, collect  # noqa: E402
 import lockcheck  # noqa: E402  (before collect(), which would put HERE.parent first)
 
 
-class FileTimeout(Exception):
-    pass
+class FileTimeout(BaseException):
+    """Not an ``Exception``: lockcheck's own internal-error guard must not turn it into LCK000."""
 
 
 def _alarm(signum, frame):
