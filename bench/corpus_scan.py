@@ -2,6 +2,7 @@
 
     python bench/corpus_scan.py --corpus DIR [--language shell|python|all] [--cli]
                                 [--sample N] [--seed S] [--timeout SEC]
+                                [--json OUT] [--baseline PYTHON|FINDINGS.json]
 
 Default (in-process): every file goes through ``lockcheck.engine.analyze_text`` inside its own
 ``try``, so a crash is caught with its traceback and the file it happened on, and every file is
@@ -16,12 +17,22 @@ Writes to ``bench/results/``:
 * ``scan-summary.json``    counts per rule and language, files with findings, slowest files
 * ``review-sample-<language>.md``  with ``--sample N``: N findings per language drawn at random
   (seeded), each with the code around it and blank "verdict/reason" lines to fill in by hand.
+
+Before and after (issue #12): ``--json OUT`` also writes this run's findings as one JSON
+document (the lockcheck it imported, the files, and per finding path relative to the corpus,
+language, code, line, column, message).  ``--baseline`` names the other side: a document an
+earlier ``--json`` wrote, or the interpreter of another lockcheck version (a venv in a
+``git worktree`` of the old commit), which is then run on the same file list in a child
+process (in-process mode, it imports *its* lockcheck).  The findings are compared on (path,
+code, line, column); the new and the lost ones are printed with their messages and written to
+``results/scan-diff.json``, and the findings kept whose message changed are counted.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import json
 import os
 import random
@@ -34,13 +45,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
+if importlib.util.find_spec("lockcheck") is None:  # an installed lockcheck (a venv's) wins
+    sys.path.insert(0, str(HERE.parent))
 
 from run import RESULTS, batches, collect  # noqa: E402
 
+import lockcheck  # noqa: E402  (before collect(), which would put HERE.parent first)
 
-class FileTimeout(Exception):
-    pass
+
+class FileTimeout(BaseException):
+    """Not an ``Exception``: lockcheck's own internal-error guard must not turn it into LCK000."""
 
 
 def _alarm(signum, frame):
@@ -190,6 +204,86 @@ def write_sample(findings: list[dict], language: str, n: int, seed: int, corpus:
     return out
 
 
+# ----------------------------------------------------------------------- before and after
+
+
+def _key(f: dict) -> tuple:
+    return (f["path"], f["code"], f["line"], f["col"])
+
+
+def write_json(out: Path, corpus: Path, files, findings: list[dict], crashes: list[dict]) -> None:
+    """This run's findings as one document, paths relative to the corpus root."""
+
+    def rel(path: str) -> str:
+        return os.path.relpath(path, corpus)
+
+    doc = {
+        "lockcheck": os.path.dirname(lockcheck.__file__),
+        "corpus": str(corpus),
+        "files": [[rel(p), lang] for p, lang in files],
+        "findings": sorted(
+            (
+                {
+                    "path": rel(f["path"]),
+                    "language": f["language"],
+                    "code": f["code"],
+                    "line": f["line"],
+                    "col": f["col"],
+                    "message": f["message"],
+                }
+                for f in findings
+            ),
+            key=_key,
+        ),
+        "crashes": [
+            {"path": rel(c["path"]), "error": c.get("error", "")} for c in crashes if "path" in c
+        ],
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def run_baseline(baseline: str, corpus: Path, files, timeout: int) -> dict:
+    """The baseline's document: read from a file, or made by another interpreter's lockcheck."""
+    if baseline.endswith(".json"):
+        return json.loads(Path(baseline).read_text())
+    RESULTS.mkdir(exist_ok=True)
+    listing, out = RESULTS / "baseline-files.json", RESULTS / "baseline-findings.json"
+    listing.write_text(json.dumps([[os.path.relpath(p, corpus), lang] for p, lang in files]))
+    cmd = [baseline, str(Path(__file__).resolve()), "--corpus", str(corpus)]
+    cmd += ["--files-from", str(listing), "--json", str(out), "--timeout", str(timeout)]
+    print(f"baseline: {' '.join(cmd)}", file=sys.stderr)
+    subprocess.run(cmd, check=True, stdout=sys.stderr)
+    return json.loads(out.read_text())
+
+
+def print_diff(before: dict, after: dict) -> dict:
+    """New and lost findings on (path, code, line, column); printed and returned."""
+    a = {_key(f): f for f in before["findings"]}
+    b = {_key(f): f for f in after["findings"]}
+    files_a = {p for p, _ in before["files"]}
+    files_b = {p for p, _ in after["files"]}
+    lost = [a[k] for k in sorted(a.keys() - b.keys())]
+    new = [b[k] for k in sorted(b.keys() - a.keys())]
+    reworded = sum(1 for k in a.keys() & b.keys() if a[k]["message"] != b[k]["message"])
+    print(f"before {before['lockcheck']}: {len(a)} findings on {len(files_a)} files")
+    print(f"after  {after['lockcheck']}: {len(b)} findings on {len(files_b)} files")
+    print(f"kept {len(a.keys() & b.keys())} ({reworded} with a changed message)")
+    if files_a != files_b:
+        print(f"files only before: {len(files_a - files_b)}, only after: {len(files_b - files_a)}")
+    for label, items in (("lost", lost), ("new", new)):
+        per_code = collections.Counter(f["code"] for f in items)
+        print(
+            f"{label}: {len(items)}  " + ", ".join(f"{c} {n}" for c, n in sorted(per_code.items()))
+        )
+        for f in items:
+            print(f"  {f['path']}:{f['line']}:{f['col']} {f['code']} {f['message']}")
+    crashes = {"before": before.get("crashes", []), "after": after.get("crashes", [])}
+    diff = {"lost": lost, "new": new, "reworded": reworded, "crashes": crashes}
+    (RESULTS / "scan-diff.json").write_text(json.dumps(diff, indent=1) + "\n")
+    return diff
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/corpus_scan.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", required=True)
@@ -199,11 +293,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=0, help="findings per language to sample")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=20, help="seconds per file (in-process)")
+    ap.add_argument("--json", type=Path, help="also write the findings as one JSON document")
+    ap.add_argument(
+        "--baseline",
+        help="compare with: a document written by --json, or another version's interpreter",
+    )
+    ap.add_argument("--files-from", type=Path, help=argparse.SUPPRESS)  # the baseline's child
     args = ap.parse_args(argv)
     corpus = Path(args.corpus).resolve()
     langs = ["shell", "python"] if args.language == "all" else [args.language]
-    files = [(p, lang) for lang in langs for p in collect(corpus, lang, args.limit)]
+    if args.files_from:
+        listed = json.loads(args.files_from.read_text())
+        files = [(str(corpus / p), lang) for p, lang in listed if lang in langs]
+    else:
+        files = [(p, lang) for lang in langs for p in collect(corpus, lang, args.limit)]
     print(f"{len(files)} files ({', '.join(langs)})")
+    # the baseline first: its child writes bench/results/ too, and this run's files come last
+    before = run_baseline(args.baseline, corpus, files, args.timeout) if args.baseline else None
     t0 = time.perf_counter()
     if args.cli:
         findings, crashes, timings = scan_cli(files)
@@ -249,6 +355,11 @@ def main(argv: list[str] | None = None) -> int:
         for lang in langs:
             out = write_sample(findings, lang, args.sample, args.seed, corpus)
             print(f"  sample written to {out.relative_to(HERE.parent)}")
+    if args.json or args.baseline:
+        out = args.json or RESULTS / "scan-findings.json"
+        write_json(out, corpus, files, findings, crashes)
+    if before is not None:
+        print_diff(before, json.loads(out.read_text()))
     return 0
 
 

@@ -24,8 +24,8 @@ import sys
 import time
 
 
-class _Timeout(Exception):
-    pass
+class _Timeout(BaseException):
+    """Not an ``Exception``: lockcheck's internal-error guard must not turn it into LCK000."""
 
 
 def _alarm(signum, frame):
