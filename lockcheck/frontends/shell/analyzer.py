@@ -48,6 +48,9 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.acq_keys: list[str] = []
         self.direct_removals: list[tuple[int, str]] = []
         self.pending_bg: list[Background] = []
+        # the last child started with `&` (None when no lock was held) and `V=$!` captures
+        self.last_bg: Background | None = None
+        self.bg_vars: dict[str, Background | None] = {}
         self.held: list[int] = []  # existence locks held (index)
         self.stale: tuple[str, str | None] | None = None  # (guard, key)
         self.actions: list[str] = []  # case "$1" in <action>) being walked

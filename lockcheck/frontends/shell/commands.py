@@ -130,7 +130,7 @@ class Commands:
             self.trap_(cmd, args, pos)
             return
         if name == "wait":
-            self.pending_bg = []
+            self.wait_(args)
             return
         if name == "disown":
             # a disowned child is never waited for: the children started so far stay reported

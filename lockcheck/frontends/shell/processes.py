@@ -269,10 +269,37 @@ class Processes:
 
     # ------------------------------------------------------------------ background
     def background_at(self, cmd, how: str) -> None:
+        self.last_bg = None
         held = [i for i in self.held]
         for info in self.fds.values():
             held.extend(i for i in info.locks if i not in self.flock_close)
         if not held:
             return
         if self._dedupe(("bg", cmd.start_byte)):
-            self.pending_bg.append(Background(self.span(cmd), held[-1], how))
+            self.last_bg = Background(self.span(cmd), held[-1], how)
+            self.pending_bg.append(self.last_bg)
+
+    def wait_(self, args) -> None:
+        """`wait` waits for every child; `wait "$pid"` only for the children whose `$!` was
+        kept in the variables named (any other operand: taken as waiting for all)."""
+        waited = []
+        for a in args:
+            m = re.fullmatch(r'"?\$(?:\{(\w+)\}|(\w+|!))"?', _txt(a))
+            var = m and (m.group(1) or m.group(2))
+            if var == "!":
+                waited.append(self.last_bg)
+            elif var and var in self.bg_vars:
+                waited.append(self.bg_vars[var])
+            else:
+                self.pending_bg = []
+                return
+        if not args:
+            self.pending_bg = []
+        self.pending_bg = [b for b in self.pending_bg if not any(b is w for w in waited)]
+
+    def keep_bg_pid(self, name: str, value) -> None:
+        """`KID=$!`: the variable names the last child started in the background."""
+        if re.fullmatch(r'"?\$(?:\{!\}|!)"?', _txt(value)):
+            self.bg_vars[name] = self.last_bg
+        else:
+            self.bg_vars.pop(name, None)
