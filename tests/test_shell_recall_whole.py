@@ -63,3 +63,92 @@ def test_wait_for_pids_kept_elsewhere_counts_as_waiting_for_all(cli, tmp_path):
     # `wait $pids` (a list built in a loop): which children it names is unknown, so stay quiet
     src = _watchdog("sleep 50", 'pids="$pids $!"', "$pids")
     assert not {f for f in findings(cli, tmp_path, src) if f[0] == "LCK405"}
+
+
+# ---------------------------------------- a PID-file lock: liveness test, then `echo $$ > F`
+
+PID_GUARDS = {
+    "and-list": 'kill -0 "$(cat "$PIDFILE")" 2>/dev/null && { echo running >&2; exit 1; }',
+    "if": "if kill -0 `tail -1 $PIDFILE 2>/dev/null` 2>/dev/null; then\n    exit 1\nfi",
+    "wait-loop": "while kill -0 $(cat $PIDFILE 2>/dev/null) 2>/dev/null; do\n    sleep 1\ndone",
+}
+PID_WRITES = [
+    'echo $$ > "$PIDFILE"',
+    'printf "%s\\n" "$$" >$PIDFILE',
+    "echo ${BASHPID} >| $PIDFILE",
+]
+
+
+def _pid_job(where: str, guard: str, write: str) -> str:
+    body = "\n".join(
+        [
+            "#!/bin/bash",
+            f'PIDFILE="{where}/$(basename "$0" .sh).pid"',
+            guard,
+            write,
+            "trap 'rm -f \"$PIDFILE\"' EXIT",
+            "rsync -a /srv/data/ /backup/data/",
+        ]
+    )
+    return body + "\n"
+
+
+@pytest.mark.parametrize("guard", sorted(PID_GUARDS))
+@pytest.mark.parametrize("write", PID_WRITES)
+def test_pid_file_written_after_a_liveness_test_is_a_lock_in_shared_tmp(
+    cli, tmp_path, guard, write
+):
+    src = _pid_job("/var/tmp", PID_GUARDS[guard], write)
+    line = 3 + PID_GUARDS[guard].count("\n") + 1
+    got = findings(cli, tmp_path, src)
+    assert ("LCK502", line) in got
+    assert not {f for f in got if f[0] in ("LCK107", "LCK201", "LCK101")}
+
+
+@pytest.mark.parametrize("guard", sorted(PID_GUARDS))
+def test_pid_file_lock_in_a_private_directory_stays_quiet(cli, tmp_path, guard):
+    src = _pid_job("$HOME/.local/state", PID_GUARDS[guard], 'echo $$ > "$PIDFILE"')
+    assert not {f for f in findings(cli, tmp_path, src) if f[0].startswith("LCK5")}
+
+
+def test_pid_written_without_a_liveness_test_stays_quiet(cli, tmp_path):
+    # a PID recorded for a monitor, never read back to decide the run: not a lock
+    src = _pid_job("/var/tmp", 'echo "starting $(date)" >&2', 'echo $$ > "$PIDFILE"')
+    assert findings(cli, tmp_path, src) == set()
+
+
+def test_pid_kept_inside_a_lock_directory_is_part_of_that_lock(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        LOCKDIR="$HOME/.local/state/backup.lock"
+        if ! mkdir "$LOCKDIR" 2>/dev/null; then
+            kill -0 "$(cat "$LOCKDIR/pid")" 2>/dev/null && exit 75
+            rm -rf "$LOCKDIR"; mkdir "$LOCKDIR" || exit 75
+        fi
+        echo $$ > "$LOCKDIR/pid"
+        trap 'rm -rf "$LOCKDIR"' EXIT
+        rsync -a /srv/data/ /backup/data/
+        """
+    assert not {f for f in findings(cli, tmp_path, src) if f[0].startswith("LCK5")}
+
+
+def test_pid_file_tested_then_written_in_both_branches_is_one_lock(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        PIDFILE=/var/tmp/sync.pid
+        if [ -f "$PIDFILE" ]; then
+            if ps -p "$(head -n 1 "$PIDFILE")" > /dev/null; then
+                echo "running" >> /var/log/sync.log
+                exit 75
+            fi
+            echo $$ > "$PIDFILE"
+        else
+            echo $$ > "$PIDFILE"
+        fi
+        trap 'rm -f "$PIDFILE"' EXIT
+        rsync -a /srv/data/ /backup/data/
+        """
+    got = findings(cli, tmp_path, src)
+    assert len({f for f in got if f[0] == "LCK502"}) == 1
+    assert not {f for f in got if f[0] == "LCK107"}
+

@@ -87,6 +87,8 @@ class Finish:
         # check-then-create: not for pre-created flock files nor never-removed markers
         keep = []
         for i, a in enumerate(acqs):
+            if a.kind is LockKind.PIDFILE and self._pid_lock_taken_otherwise(i):
+                continue
             if i in self.weak:
                 k = a.path.key() if a.path else ""
                 removed = self._removed_after(k, self.acq_order[i])
@@ -279,6 +281,18 @@ class Finish:
             if first not in self._TRIVIAL:
                 return True
         return False
+
+    def _pid_lock_taken_otherwise(self, idx: int) -> bool:
+        """A PID-file lock whose file (or a lock directory holding it) another acquire takes
+        too (`[ -f F ]` ... `echo $$ > F` in both branches): one lock, reported once."""
+        key = self.facts.acquires[idx].path.key()
+        return any(
+            j != idx
+            and b.path is not None
+            and _covers(b.path.key(), key)
+            and (b.kind is not LockKind.PIDFILE or j < idx)
+            for j, b in enumerate(self.facts.acquires)
+        )
 
     def _cleared_before(self, key: str, order: int) -> bool:
         """The script removes the name unconditionally before making it (`rm -rf out; mkdir
