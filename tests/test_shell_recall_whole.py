@@ -152,3 +152,42 @@ def test_pid_file_tested_then_written_in_both_branches_is_one_lock(cli, tmp_path
     assert len({f for f in got if f[0] == "LCK502"}) == 1
     assert not {f for f in got if f[0] == "LCK107"}
 
+
+# ------------------------- `trap "rm -f -- '$pidfile'" EXIT`: the value is put in when it is set
+
+DQ_TRAPS = [
+    "trap \"rm -f -- '$pidfile'\" EXIT",
+    "trap \"rm -f '${pidfile}'; exit\" EXIT",
+    "trap \"echo bye; rm -f '$pidfile'\" INT TERM EXIT",
+]
+
+
+@pytest.mark.parametrize("trap", DQ_TRAPS)
+def test_single_quotes_inside_a_double_quoted_trap_still_release_the_lock(cli, tmp_path, trap):
+    src = f"""
+        #!/bin/bash
+        pidfile="/var/run/jobs/${{0##*/}}.pid"
+        if [ -f $pidfile ]; then
+          echo "${{0##*/}} is already running" >> /var/log/jobs.log
+          exit 1
+        fi
+        {trap}
+        echo $$ > "$pidfile"
+        rsync -a /srv/data/ /backup/data/
+        """
+    got = findings(cli, tmp_path, src)
+    assert ("LCK103", 8) in got
+    assert not {f for f in got if f[0] == "LCK107"}
+
+
+@pytest.mark.parametrize("trap", DQ_TRAPS)
+def test_single_quotes_inside_a_double_quoted_trap_with_flock_stay_quiet(cli, tmp_path, trap):
+    src = f"""
+        #!/bin/bash
+        pidfile="$HOME/.cache/${{0##*/}}.tmp"
+        exec 9>>"$HOME/.cache/jobs.lock" || exit 1
+        flock -n 9 || {{ echo busy >> "$HOME/jobs.log"; exit 75; }}
+        {trap}
+        rsync -a /srv/data/ /backup/data/ > "$pidfile"
+        """
+    assert findings(cli, tmp_path, src) == set()

@@ -156,12 +156,15 @@ class Traps:
         expanded when the trap is set, so known literal values are put in place."""
         raw = self.src[action.start_byte + 1 : action.end_byte - 1]
         subs = {}
+        swap: set[int] = set()  # single quotes read as double quotes
         for c in action.named_children:
             if c.type in ("simple_expansion", "expansion"):
                 pe = self.resolve(c)
                 val = pe.render()
                 if pe.is_literal and re.fullmatch(r"[\w./~@%+=:,-]+", val):
                     subs[c.start_byte] = (c.end_byte, val.encode())
+                else:
+                    swap.update(self._quoted_value(action, c))
         out = bytearray()
         bmap = []
         i = 0
@@ -173,7 +176,7 @@ class Traps:
                 bmap.extend([absb] * len(lit))
                 i += end_b - absb
                 continue
-            ch = raw[i : i + 1]
+            ch = b'"' if absb in swap else raw[i : i + 1]
             if (
                 ch == b"\\"
                 and i + 1 < len(raw)
@@ -187,6 +190,18 @@ class Traps:
             bmap.append(action.start_byte + 1 + i)
             i += 1
         return bytes(out), bmap
+
+    def _quoted_value(self, action, c) -> tuple[int, ...]:
+        """`trap "rm -f -- '$pidfile'" EXIT`: the value is put in place when the trap is set and
+        the single quotes only keep it one word.  The bytes of the quotes around an expansion
+        whose value stays unresolved, so that the handler read again still expands it."""
+        src = self.src
+        if c.start_byte <= action.start_byte + 1 or src[c.start_byte - 1 : c.start_byte] != b"'":
+            return ()
+        end = src.find(b"'", c.end_byte, action.end_byte - 1)
+        if end < 0 or re.search(rb'["`\\]|\$\(', src[c.end_byte : end]):
+            return ()
+        return (c.start_byte - 1, end)
 
     def _trap_remove_fixes(self, tree, action, cmd, stmts) -> None:
         """A trap whose whole string is one removal of one path: the fix drops the trap."""
