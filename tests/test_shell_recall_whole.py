@@ -191,3 +191,76 @@ def test_single_quotes_inside_a_double_quoted_trap_with_flock_stay_quiet(cli, tm
         rsync -a /srv/data/ /backup/data/ > "$pidfile"
         """
     assert findings(cli, tmp_path, src) == set()
+
+
+# ------------- a lock header or include: test, exit through `die`, create; released elsewhere
+
+INCLUDE_LOCK = """
+    #!/bin/bash
+    # sourced by the backup jobs; cleanup.bash removes the lock file on exit
+    write_lockfile() {{
+        check_path_prefix "${{LOCKFILE}}"
+        if [ -e "${{LOCKFILE}}" ]; then
+            {busy}
+        fi
+        {create}
+    }}
+    """
+
+BUSY_HELPERS = ['die 1 "\\`${LOCKFILE}\' exists"', 'fatal "already running"', "abort", "exit 3"]
+CREATES = ['touch "${LOCKFILE}"', 'echo $$ > "${LOCKFILE}"', 'mv "${LOCKFILE}.new" "${LOCKFILE}"']
+
+
+@pytest.mark.parametrize("busy", BUSY_HELPERS)
+@pytest.mark.parametrize("create", CREATES)
+def test_lock_header_tested_then_created_is_check_then_create(cli, tmp_path, busy, create):
+    src = INCLUDE_LOCK.format(busy=busy, create=create)
+    assert ("LCK103", 8) in findings(cli, tmp_path, src, "write_lockfile.bash")
+
+
+@pytest.mark.parametrize("create", CREATES)
+def test_a_warning_that_goes_on_is_no_busy_branch(cli, tmp_path, create):
+    src = INCLUDE_LOCK.format(busy='warn "stale ${LOCKFILE}?"', create=create)
+    assert findings(cli, tmp_path, src, "write_lockfile.bash") == set()
+
+
+def test_run_once_marker_never_removed_stays_quiet(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        STAMP="$HOME/.local/state/provisioned"
+        if [ -e "$STAMP" ]; then
+            die "already provisioned"
+        fi
+        apt-get install -y rsync
+        touch "$STAMP"
+        """
+    assert findings(cli, tmp_path, src) == set()
+
+
+def test_rename_state_files_tested_then_moved_is_check_then_create(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        LOCKSDIR="${LOCKSDIR:-/var/lib/jobs}"
+        NAME="${0##*/}"
+        if [ -e "${LOCKSDIR}/${NAME}.running" ]; then
+            echo "already running" >> /var/log/jobs.log
+            exit 221
+        fi
+        touch "${LOCKSDIR}/${NAME}.ok"
+        mv "${LOCKSDIR}/${NAME}.ok" "${LOCKSDIR}/${NAME}.running"
+        echo "PID:$$" > "${LOCKSDIR}/${NAME}.running"
+        """
+    assert ("LCK103", 9) in findings(cli, tmp_path, src)
+
+
+def test_output_moved_into_place_after_a_test_of_another_file_stays_quiet(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        OUT=/srv/www/report.html
+        [ -e /srv/www/maintenance ] && exit 1
+        tmp=$(mktemp)
+        generate_report > "$tmp"
+        mv "$tmp" "$OUT"
+        """
+    assert findings(cli, tmp_path, src) == set()
+

@@ -182,6 +182,11 @@ class Commands:
             for a in args:
                 if not _txt(a).startswith("-"):
                     self.created_path(self.resolve(a), cmd, pos)
+        elif name == "mv" and not any(_txt(a).startswith(("-t", "--target")) for a in args):
+            # `mv "$L.ok" "$L.running"`: the rename makes the destination's name
+            ops = [a for a in args if not _txt(a).startswith("-")]
+            if len(ops) >= 2:
+                self.created_path(self.resolve(ops[-1]), cmd, pos)
         elif name in ("kill", "pkill"):
             self.kill_(cmd, name, args, pos)
         elif name in ("ps", "pgrep", "pidof"):
