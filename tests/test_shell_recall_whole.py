@@ -264,3 +264,36 @@ def test_output_moved_into_place_after_a_test_of_another_file_stays_quiet(cli, t
         """
     assert findings(cli, tmp_path, src) == set()
 
+
+# ------------- the else of a branch that exits runs whenever the script goes on (LCK107)
+
+UNLOCKERS = {
+    "if-else": 'if [ -z "$1" ] ; then\n\techo "Usage: $0 name"\n\texit 1\nelse\n\trm "$1-lock"\n\texit 0\nfi',
+    "if-not-else": 'if ! [ -n "$1" ]; then\n  exit 2\nelse\n  rm -f "/var/lock/$1.lock"\nfi',
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNLOCKERS))
+def test_removal_in_the_else_of_an_exiting_guard_is_unconditional(cli, tmp_path, form):
+    src = "#!/bin/bash\n" + UNLOCKERS[form] + "\n"
+    line = (
+        1
+        + UNLOCKERS[form]
+        .split("\n")
+        .index(next(x for x in UNLOCKERS[form].split("\n") if "rm " in x))
+        + 1
+    )
+    assert ("LCK107", line) in findings(cli, tmp_path, src)
+
+
+def test_removal_in_an_else_whose_then_goes_on_stays_quiet(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        if [ -z "$1" ] ; then
+            echo "nothing to unlock"
+        else
+            rm "$1-lock"
+        fi
+        """
+    assert findings(cli, tmp_path, src) == set()
+
