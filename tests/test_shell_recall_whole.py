@@ -297,3 +297,42 @@ def test_removal_in_an_else_whose_then_goes_on_stays_quiet(cli, tmp_path):
         """
     assert findings(cli, tmp_path, src) == set()
 
+
+# ------------------ one lock taken at several places is one LCK502 (at the truncating open)
+
+PROBES = [
+    'flock -n "$LOCKFILE" true',
+    'flock -xn "$LOCKFILE" -c true',
+    "flock --nonblock $LOCKFILE true",
+]
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_a_probe_and_the_lock_of_one_path_make_one_finding(cli, tmp_path, probe):
+    src = f"""
+        LOCKFILE="/tmp/weather.lock"
+        if [[ -f "$LOCKFILE" ]]; then
+            if ! {probe}; then
+                echo "already running" >> "$HOME/weather.log"
+                exit 1
+            fi
+        fi
+        (
+            flock -n 9 || exit 1
+            curl -s 'wttr.in/?format=%t' > "$HOME/.cache/weather"
+        ) 9>"$LOCKFILE"
+        """
+    got = {f for f in findings(cli, tmp_path, src) if f[0] == "LCK502"}
+    assert got == {("LCK502", 11)}
+
+
+def test_two_predictable_locks_are_two_findings(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        exec 8>/tmp/fetch.lock
+        flock -n 8 || exit 75
+        exec 9>/tmp/publish.lock
+        flock -n 9 || exit 75
+        """
+    got = {f for f in findings(cli, tmp_path, src) if f[0] == "LCK502"}
+    assert got == {("LCK502", 2), ("LCK502", 4)}
