@@ -336,3 +336,63 @@ def test_two_predictable_locks_are_two_findings(cli, tmp_path):
         """
     got = {f for f in findings(cli, tmp_path, src) if f[0] == "LCK502"}
     assert got == {("LCK502", 2), ("LCK502", 4)}
+
+
+# ------------------------- an LSB `start` that finds the service running exits 0 (LCK402)
+
+INIT = """
+    #!/bin/sh
+    ### BEGIN INIT INFO
+    # Provides: clash
+    # Default-Start: 2 3 4 5
+    ### END INIT INFO
+    PIDFILE=/var/run/clash.pid
+    case "$1" in
+    start)
+        {check}
+        /usr/local/bin/clash -d /etc/clash >> /var/log/clash.log 2>&1 &
+        echo $! > "$PIDFILE"
+        ;;
+    stop)
+        kill "$(cat "$PIDFILE")"
+        rm -f "$PIDFILE"
+        ;;
+    status)
+        kill -0 "$(cat "$PIDFILE" 2>/dev/null)" 2>/dev/null && {{ echo running; exit 0; }}
+        echo "not running"
+        exit 1
+        ;;
+    esac
+    """
+
+RUNNING_CHECKS = [
+    "$0 status >/dev/null 2>&1 && exit 0",
+    '"$0" status > /dev/null && exit 0',
+    'kill -0 "$(cat "$PIDFILE")" 2>/dev/null && exit 0',
+    '[ -f "$PIDFILE" ] && { echo "already running"; exit 0; }',
+]
+
+
+@pytest.mark.parametrize("check", RUNNING_CHECKS)
+def test_lsb_start_on_a_running_service_is_lck402(cli, tmp_path, check):
+    got = findings(cli, tmp_path, INIT.format(check=check), "clash")
+    assert ("LCK402", 9) in got
+    assert not {f for f in got if f[0] in ("LCK401", "LCK501", "LCK502", "LCK103", "LCK202")}
+
+
+@pytest.mark.parametrize("check", [c.replace("exit 0", "exit 1") for c in RUNNING_CHECKS])
+def test_lsb_start_that_fails_on_a_running_service_has_no_lck40x(cli, tmp_path, check):
+    got = findings(cli, tmp_path, INIT.format(check=check), "clash")
+    assert not {f for f in got if f[0] in ("LCK401", "LCK402")}
+
+
+def test_status_self_call_outside_an_init_script_is_no_busy_branch(cli, tmp_path):
+    src = """
+        #!/bin/sh
+        if [ "$1" = "report" ]; then
+            $0 status >/dev/null && exit 0
+            echo "service down" | mail -s alert root
+        fi
+        """
+    assert findings(cli, tmp_path, src) == set()
+

@@ -191,6 +191,8 @@ class Commands:
             self.kill_(cmd, name, args, pos)
         elif name in ("ps", "pgrep", "pidof"):
             self.ps_(cmd, name, args, pos)
+        elif name in ("$0", "${0}") and argt[:1] == ["status"]:
+            self.running_service(cmd, pos.on_success if pos.tested else None)
         elif name in ("[", "test"):
             self.bracket_test(cmd, args, pos)
         elif name == "find":

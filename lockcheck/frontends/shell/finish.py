@@ -87,7 +87,7 @@ class Finish:
         # check-then-create: not for pre-created flock files nor never-removed markers
         keep = []
         for i, a in enumerate(acqs):
-            if a.kind is LockKind.PIDFILE and self._pid_lock_taken_otherwise(i):
+            if a.kind is LockKind.PIDFILE and a.path and self._pid_lock_taken_otherwise(i):
                 continue
             if i in self.weak:
                 k = a.path.key() if a.path else ""

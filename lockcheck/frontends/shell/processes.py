@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ...model import Background, Kill, LivenessCheck, PathExpr
+from ...model import Acquire, Background, Kill, LivenessCheck, LockKind, PathExpr
 from ...paths import name_words
 from .data import Branch, Pos, _txt
 
@@ -223,6 +223,8 @@ class Processes:
         # the branch taken when the process is dead (`!` already swapped the branches; a test
         # that is true when dead, `[ ! -d /proc/$pid ]`, comes with ``negated``)
         dead = pos.on_success if negated else pos.on_fail
+        if pos.tested:
+            self.running_service(node, pos.on_fail if negated else pos.on_success)
         consequential = pos.tested and self._liveness_consequential(pos, 0, dead)
         action = self.in_init_action()
         if action and {"status", "stop"} & set(action.split("|")):
@@ -266,6 +268,22 @@ class Processes:
             ):
                 # `kill -0 $pid || rm -f L`
                 self._stale_list_right = ("dead-holder", key)
+
+    def running_service(self, node, alive: Branch | None) -> None:
+        """An init script's `start` that finds the service running (`$0 status && exit 0`,
+        `kill -0 "$(cat "$PIDFILE")" && exit 0`) and ends the run: the LSB start on a running
+        service, whose exit status LCK401/LCK402 judge.  The PID file stays a service record."""
+        action = self.in_init_action()
+        if alive is None or not action or "start" not in action.split("|"):
+            return
+        busy = self.branch_outcome(alive, 0, node)
+        if busy is None or not busy.ends_run:
+            return
+        # no path: where the service keeps its PID file is the service's business (a record)
+        acq = Acquire(LockKind.PIDFILE, "running-service check", None, self.span(node))
+        acq.busy = busy
+        acq.service_record = True
+        self.add_acquire(acq)
 
     # ------------------------------------------------------------------ background
     def background_at(self, cmd, how: str) -> None:
