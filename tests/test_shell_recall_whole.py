@@ -396,3 +396,45 @@ def test_status_self_call_outside_an_init_script_is_no_busy_branch(cli, tmp_path
         """
     assert findings(cli, tmp_path, src) == set()
 
+
+# ---------- `eval "exec $LOCKFD>\"$LOCKFILE\""`: the well-known fd-99 header opens its lock
+
+EVAL_HEADER = """
+    #!/bin/bash
+    LOCKFILE="{where}/`basename $0`"
+    LOCKFD=99
+    _lock()             {{ flock -$1 $LOCKFD; }}
+    _no_more_locking()  {{ _lock u; {release} }}
+    _prepare_locking()  {{ {open} || exit 1; trap _no_more_locking EXIT; }}
+    exlock_now()        {{ _lock xn; }}
+    _prepare_locking
+    exlock_now || {{ echo "busy" >> "$HOME/update.log"; exit 75; }}
+    rsync -a /srv/data/ /backup/data/
+    """
+
+EVAL_OPENS = [
+    'eval "exec $LOCKFD>\\"$LOCKFILE\\""',
+    'eval "exec ${LOCKFD}>>\\"${LOCKFILE}\\""',
+    'eval "exec $LOCKFD<>$LOCKFILE"',
+]
+
+
+@pytest.mark.parametrize("open_", EVAL_OPENS)
+def test_lock_opened_through_eval_exec_is_a_flock_file(cli, tmp_path, open_):
+    src = EVAL_HEADER.format(
+        where="$HOME/.cache", release="_lock xn && rm -f $LOCKFILE;", open=open_
+    )
+    assert ("LCK201", 5) in findings(cli, tmp_path, src)
+
+
+@pytest.mark.parametrize("open_", EVAL_OPENS)
+def test_lock_opened_through_eval_exec_kept_stays_quiet(cli, tmp_path, open_):
+    src = EVAL_HEADER.format(where="$HOME/.cache", release=":;", open=open_)
+    assert findings(cli, tmp_path, src) == set()
+
+
+def test_eval_of_other_code_stays_unread(cli, tmp_path):
+    src = EVAL_HEADER.format(
+        where="$HOME/.cache", release=":;", open='eval "exec $LOCKFD>$LOCKFILE; rm -f $LOCKFILE"'
+    )
+    assert not {f for f in findings(cli, tmp_path, src) if f[0] == "LCK201"}

@@ -220,6 +220,8 @@ class Commands:
                         self.pidvars[a] = src
         elif name in ("export", "readonly", "local", "declare", "typeset"):
             pass
+        elif name == "eval" and self.eval_exec(args, pos):
+            pass
         elif name == "eval":
             # code run by eval is not analysed; paths it names are the script's own business
             for m in re.finditer(r"\$\{?(\w+)\}?", " ".join(argt)):

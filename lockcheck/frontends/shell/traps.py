@@ -151,6 +151,26 @@ class Traps:
                 self.status_override(fst)
         self._trap_remove_fixes(tree, action, cmd, stmts)
 
+    def eval_exec(self, args, pos: Pos) -> bool:
+        """`eval "exec $LOCKFD>\\"$LOCKFILE\\""`: a descriptor named by a variable, opened
+        through eval.  The string is expanded as eval gets it and read as the `exec` it holds,
+        with the status of the eval."""
+        if len(args) != 1 or args[0].type != "string" or self.offmap is not None:
+            return False
+        body, bmap = self._dquoted_body(args[0])
+        if not re.match(rb"\s*exec\s+\d+\s*[<>]", body) or re.search(rb"[;&|\n`]|\$\(", body):
+            return False
+        bmap.append(args[0].end_byte - 1)
+        stmts = self.statements(_parser().parse(body).root_node)
+        if len(stmts) != 1:
+            return False
+        self.offmap, self._sub_src = bmap, body
+        try:
+            self.stmt(stmts[0][0], pos)
+        finally:
+            self.offmap = None
+        return True
+
     def _dquoted_body(self, action) -> tuple[bytes, list[int]]:
         """The text of a "..." trap action and the source byte of each of its bytes: it is
         expanded when the trap is set, so known literal values are put in place."""
