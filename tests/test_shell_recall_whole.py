@@ -438,3 +438,22 @@ def test_eval_of_other_code_stays_unread(cli, tmp_path):
         where="$HOME/.cache", release=":;", open='eval "exec $LOCKFD>$LOCKFILE; rm -f $LOCKFILE"'
     )
     assert not {f for f in findings(cli, tmp_path, src) if f[0] == "LCK201"}
+
+
+def test_binary_moved_into_place_after_its_own_test_stays_quiet(cli, tmp_path):
+    # an installer: `[ -f BIN ] && exit 0`, then `mv` of the download; `--uninstall` removes it
+    src = """
+        #!/bin/bash
+        INSTALL_PATH="/usr/local/bin/filebrowser"
+        if [[ "$1" == "--uninstall" ]]; then
+            rm -f "$INSTALL_PATH"
+            exit 0
+        fi
+        if [[ -f "$INSTALL_PATH" ]]; then
+            echo "already installed"
+            exit 0
+        fi
+        curl -fsSL -o /usr/local/bin/filebrowser-new "$URL"
+        mv -f /usr/local/bin/filebrowser-new "$INSTALL_PATH"
+        """
+    assert findings(cli, tmp_path, src) == set()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ...model import Part, PartKind, PathExpr
+from ...paths import lockish_text
 from .data import REMOVERS, FdInfo, Pos, _Joined, _merge, _txt, _unescape_word
 
 WRAPPERS = {"command", "builtin", "exec", "sudo", "nice", "ionice", "chrt", "time", "env"}
@@ -183,10 +184,12 @@ class Commands:
                 if not _txt(a).startswith("-"):
                     self.created_path(self.resolve(a), cmd, pos)
         elif name == "mv" and not any(_txt(a).startswith(("-t", "--target")) for a in args):
-            # `mv "$L.ok" "$L.running"`: the rename makes the destination's name
+            # `mv "$L.ok" "$L.running"`: the rename makes the destination's name (a lock-like
+            # one: a file moved into place, `mv "$tmp" "$OUT"`, is an install or an output)
             ops = [a for a in args if not _txt(a).startswith("-")]
-            if len(ops) >= 2:
-                self.created_path(self.resolve(ops[-1]), cmd, pos)
+            dest = self.resolve(ops[-1]) if len(ops) >= 2 else None
+            if dest is not None and lockish_text(dest.render().rsplit("/", 1)[-1]):
+                self.created_path(dest, cmd, pos)
         elif name in ("kill", "pkill"):
             self.kill_(cmd, name, args, pos)
         elif name in ("ps", "pgrep", "pidof"):
