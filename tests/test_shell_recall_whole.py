@@ -441,15 +441,17 @@ def test_eval_of_other_code_stays_unread(cli, tmp_path):
 
 
 def test_binary_moved_into_place_after_its_own_test_stays_quiet(cli, tmp_path):
-    # an installer: `[ -f BIN ] && exit 0`, then `mv` of the download; `--uninstall` removes it
+    # an installer: an installed binary is offered for removal (then exit), else the download
+    # is moved into place
     src = """
         #!/bin/bash
         INSTALL_PATH="/usr/local/bin/filebrowser"
-        if [[ "$1" == "--uninstall" ]]; then
-            rm -f "$INSTALL_PATH"
-            exit 0
-        fi
         if [[ -f "$INSTALL_PATH" ]]; then
+            read -r -p "Uninstall? (y/N): " answer
+            if [[ "$answer" == y ]]; then
+                rm -f "$INSTALL_PATH"
+                exit 0
+            fi
             echo "already installed"
             exit 0
         fi
