@@ -102,7 +102,7 @@ def test_pid_file_written_after_a_liveness_test_is_a_lock_in_shared_tmp(
     line = 3 + PID_GUARDS[guard].count("\n") + 1
     got = findings(cli, tmp_path, src)
     assert ("LCK502", line) in got
-    assert not {f for f in got if f[0] in ("LCK107", "LCK201", "LCK101")}
+    assert not {f for f in got if f[0] in ("LCK107", "LCK201", "LCK101", "LCK103")}
 
 
 @pytest.mark.parametrize("guard", sorted(PID_GUARDS))
@@ -459,3 +459,56 @@ def test_binary_moved_into_place_after_its_own_test_stays_quiet(cli, tmp_path):
         mv -f /usr/local/bin/filebrowser-new "$INSTALL_PATH"
         """
     assert findings(cli, tmp_path, src) == set()
+
+
+# ------- a lock predicate (`is_lock`: file test, then the stored PID's liveness), then a write
+
+BORG = """
+    #!/bin/sh
+    RUN_PID_DIR="/var/run/borg"
+    PIDFILE="$RUN_PID_DIR/BORG_$BACKUP_NAME.pid"
+    is_lock() {{
+        if [ ! -f "$PIDFILE" ]; then
+            return 1
+        fi
+        if ! {alive}; then
+            return 1
+        fi
+        return 0
+    }}
+    do_lock() {{
+        echo $$ > "$PIDFILE" || exit 2
+    }}
+    rm_lock() {{
+        rm "$PIDFILE"
+    }}
+    trap 'rm_lock; exit 2' INT
+    trap 'rm_lock; exit 2' TERM
+    {exit_trap}
+    if is_lock; then
+        echo "locked" >> /var/log/borg.log
+        exit 1
+    fi
+    do_lock
+    borg create ::archive /home
+    rm_lock
+    """
+
+ALIVE = [
+    'pgrep -F "$PIDFILE" > /dev/null',
+    'kill -0 "$(cat "$PIDFILE")" 2>/dev/null',
+    'ps -p "$(cat "$PIDFILE")" > /dev/null',
+]
+
+
+@pytest.mark.parametrize("alive", ALIVE)
+def test_lock_predicate_then_pid_write_is_check_then_create(cli, tmp_path, alive):
+    got = findings(cli, tmp_path, BORG.format(alive=alive, exit_trap=""))
+    assert ("LCK103", 14) in got and ("LCK202", 14) in got
+
+
+@pytest.mark.parametrize("alive", ALIVE)
+def test_lock_predicate_released_by_an_exit_trap_is_not_lck202(cli, tmp_path, alive):
+    got = findings(cli, tmp_path, BORG.format(alive=alive, exit_trap="trap rm_lock EXIT"))
+    assert ("LCK103", 14) in got
+    assert not {f for f in got if f[0] in ("LCK202", "LCK107", "LCK101")}

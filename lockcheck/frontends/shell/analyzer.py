@@ -55,6 +55,10 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.stale: tuple[str, str | None] | None = None  # (guard, key)
         self.actions: list[str] = []  # case "$1" in <action>) being walked
         self.cte: list[tuple] = []  # check-then-create candidates
+        self.file_tests: dict[str, object] = {}  # path key -> first `-e`/`-f` test of it
+        self.pid_made: set[int] = (
+            set()
+        )  # ids of the acquires a PID write after a liveness test made
         self.stdin: list[PathExpr] = []  # files compound commands read their stdin from
         self.fifos: set[str] = set()  # named pipes the script makes (mkfifo, mknod P p)
         self.sete_mkdirs: list[tuple] = []

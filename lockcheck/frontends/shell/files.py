@@ -278,8 +278,22 @@ class Files:
             return
         if any(a.path is not None and _covers(a.path.key(), key) for a in self.facts.acquires):
             return  # the lock itself, or the PID kept inside a lock directory (`mkdir L`)
-        acq = Acquire(LockKind.PIDFILE, "pid file", path, span, truncating=True)
+        test = self.file_tests.get(key)
+        if test is not None and not self.in_trap:
+            # `[ -f F ]` is part of the same guard (`is_lock() { [ ! -f F ] && return 1;
+            # pgrep -F F; }`): the name is tested, then created
+            acq = Acquire(
+                LockKind.EXISTENCE,
+                "test-then-create",
+                path,
+                span,
+                check_then_create=True,
+                test_span=self.span(test),
+            )
+        else:
+            acq = Acquire(LockKind.PIDFILE, "pid file", path, span, truncating=True)
         acq.service_record = self.facts.init_script
+        self.pid_made.add(id(acq))
         self.add_acquire(acq)
 
     # ------------------------------------------------------------------ tests
@@ -356,6 +370,8 @@ class Files:
         for op, path, _a, negated in found:
             if op not in ("-e", "-f", "-s", "-L", "-h", "-d"):
                 continue
+            if op in ("-e", "-f"):
+                self.file_tests.setdefault(path.key(), node)
             if not pos.tested:
                 continue
             # the branch taken when the file exists (a `!` outside the test, `! [ -e F ]`,

@@ -87,7 +87,7 @@ class Finish:
         # check-then-create: not for pre-created flock files nor never-removed markers
         keep = []
         for i, a in enumerate(acqs):
-            if a.kind is LockKind.PIDFILE and a.path and self._pid_lock_taken_otherwise(i):
+            if id(a) in self.pid_made and a.path and self._pid_lock_taken_otherwise(i):
                 continue
             if i in self.weak:
                 k = a.path.key() if a.path else ""
@@ -301,7 +301,7 @@ class Finish:
             j != idx
             and b.path is not None
             and _covers(b.path.key(), key)
-            and (b.kind is not LockKind.PIDFILE or j < idx)
+            and (id(b) not in self.pid_made or j < idx)
             for j, b in enumerate(self.facts.acquires)
         )
 
