@@ -182,6 +182,9 @@ class LockKind(str, Enum):
     EXISTENCE = "existence"  # held while a name exists: mkdir, noclobber, ln, O_EXCL, ...
     FLOCK = "flock"  # flock(1)/flock(2)/fcntl.flock/filelock.FileLock/portalocker
     LOCKF = "lockf"  # POSIX record locks: fcntl.lockf, fasteners
+    # held while the process whose PID the file stores lives: a liveness test of the stored
+    # PID decides the skip (or a wait), then the script writes its own PID (`echo $$ > F`)
+    PIDFILE = "pidfile"
 
 
 @dataclass

@@ -1306,7 +1306,11 @@ def test_flock_on_fd_held_in_a_variable_and_eval_opened_files():
     h = {(f.code, f.span.line) for f in findings}
     assert ("LCK401", 8) in h
     assert not any(c in ("LCK501", "LCK107") for c, _ in h)
-    assert facts.acquires[0].nonblocking and facts.acquires[0].path is None
+    # the eval'd `exec` is read: the lock is the file it opens (an unresolved variable here),
+    # and the EXIT trap deletes that flock file
+    acq = facts.acquires[0]
+    assert acq.nonblocking and acq.path is not None and acq.path.text == '"$LOCKFILE"'
+    assert ("LCK201", 4) in h
 
 
 def test_proc_liveness_with_command_substitution():

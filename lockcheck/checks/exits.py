@@ -9,7 +9,10 @@ from . import Context, rule, shown
 def _busy_zero(ctx: Context):
     for acq in ctx.facts.acquires:
         b = acq.busy
-        if b is not None and b.ends_run and b.status == 0 and not acq.service_record:
+        # a service record's only busy branch: an LSB `start` that finds the service running
+        if b is None or (acq.service_record and not b.lsb_start):
+            continue
+        if b.ends_run and b.status == 0:
             yield acq, b
 
 

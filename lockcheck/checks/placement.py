@@ -62,9 +62,16 @@ def _made_shared_subdir(ctx: Context, path) -> str | None:
     help="Lock in the service's RuntimeDirectory=, $XDG_RUNTIME_DIR where set, else a 0700 directory under $HOME",
 )
 def predictable_lock_in_shared_tmp(ctx: Context):
-    for acq in ctx.facts.acquires:
+    # one lock taken at several places (a probe `flock -n L true`, then `( ... ) 9>L`) is one
+    # finding: at the truncating open when there is one (its harm is the worse), else the first
+    acquires = sorted(ctx.facts.acquires, key=lambda a: not a.truncating)
+    seen: list = []
+    for acq in acquires:
         if acq.service_record or acq.path is None or private_first(acq.path):
             continue
+        if any(same_path(acq.path, p) for p in seen):
+            continue
+        seen.append(acq.path)
         if not predictable_name(acq.path):
             continue
         where = shared_tmp_dir(acq.path, ctx.facts.system_account)

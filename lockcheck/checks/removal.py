@@ -79,7 +79,7 @@ def foreign_lock_removal(ctx: Context):
 )
 def flock_file_removed(ctx: Context):
     facts = ctx.facts
-    flocked = [a for a in facts.acquires if a.kind is not LockKind.EXISTENCE]
+    flocked = [a for a in facts.acquires if a.kind in (LockKind.FLOCK, LockKind.LOCKF)]
     for rm in facts.removals:
         if rm.overwrite or rm.stale_guard:
             continue

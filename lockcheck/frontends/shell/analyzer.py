@@ -48,10 +48,17 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.acq_keys: list[str] = []
         self.direct_removals: list[tuple[int, str]] = []
         self.pending_bg: list[Background] = []
+        # the last child started with `&` (None when no lock was held) and `V=$!` captures
+        self.last_bg: Background | None = None
+        self.bg_vars: dict[str, Background | None] = {}
         self.held: list[int] = []  # existence locks held (index)
         self.stale: tuple[str, str | None] | None = None  # (guard, key)
         self.actions: list[str] = []  # case "$1" in <action>) being walked
         self.cte: list[tuple] = []  # check-then-create candidates
+        self.file_tests: dict[str, object] = {}  # path key -> first `-e`/`-f` test of it
+        self.pid_made: set[int] = (
+            set()
+        )  # ids of the acquires a PID write after a liveness test made
         self.stdin: list[PathExpr] = []  # files compound commands read their stdin from
         self.fifos: set[str] = set()  # named pipes the script makes (mkfifo, mknod P p)
         self.sete_mkdirs: list[tuple] = []

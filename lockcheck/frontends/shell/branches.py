@@ -10,6 +10,9 @@ from ...model import BusyBranch, Edit, FixTemplate
 from .data import REMOVERS, SIGNALS_EXIT, STATEMENT_SKIP, Branch, Pos, _txt
 
 ZERO_CMDS = {"echo", "printf", ":", "true", "logger", "log", "warn", "info", "say", "msg"}
+# helpers that exit by their very name, defined in a file this one is sourced with
+# (`die 1 "exists"` in an include): the run ends, with a status not known here
+EXIT_HELPERS = {"die", "fatal", "abort", "bail", "error_exit"}
 
 
 class Branches:
@@ -311,6 +314,8 @@ class Branches:
             return ("zero", None)
         if name in ZERO_CMDS:
             return ("zero", None)
+        if name in EXIT_HELPERS:
+            return ("exit", (node, "?", None))
         if name == "false":
             return ("status", 1)
         return ("status", None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ...model import Part, PartKind, PathExpr
+from ...paths import lockish_text
 from .data import REMOVERS, FdInfo, Pos, _Joined, _merge, _txt, _unescape_word
 
 WRAPPERS = {"command", "builtin", "exec", "sudo", "nice", "ionice", "chrt", "time", "env"}
@@ -130,7 +131,7 @@ class Commands:
             self.trap_(cmd, args, pos)
             return
         if name == "wait":
-            self.pending_bg = []
+            self.wait_(args)
             return
         if name == "disown":
             # a disowned child is never waited for: the children started so far stay reported
@@ -182,10 +183,19 @@ class Commands:
             for a in args:
                 if not _txt(a).startswith("-"):
                     self.created_path(self.resolve(a), cmd, pos)
+        elif name == "mv" and not any(_txt(a).startswith(("-t", "--target")) for a in args):
+            # `mv "$L.ok" "$L.running"`: the rename makes the destination's name (a lock-like
+            # one: a file moved into place, `mv "$tmp" "$OUT"`, is an install or an output)
+            ops = [a for a in args if not _txt(a).startswith("-")]
+            dest = self.resolve(ops[-1]) if len(ops) >= 2 else None
+            if dest is not None and lockish_text(dest.render().rsplit("/", 1)[-1]):
+                self.created_path(dest, cmd, pos)
         elif name in ("kill", "pkill"):
             self.kill_(cmd, name, args, pos)
         elif name in ("ps", "pgrep", "pidof"):
             self.ps_(cmd, name, args, pos)
+        elif name in ("$0", "${0}") and argt[:1] == ["status"]:
+            self.running_service(cmd, pos.on_success if pos.tested else None)
         elif name in ("[", "test"):
             self.bracket_test(cmd, args, pos)
         elif name == "find":
@@ -212,6 +222,8 @@ class Commands:
                     if not a.startswith("-") and a in self.env:
                         self.pidvars[a] = src
         elif name in ("export", "readonly", "local", "declare", "typeset"):
+            pass
+        elif name == "eval" and self.eval_exec(args, pos):
             pass
         elif name == "eval":
             # code run by eval is not analysed; paths it names are the script's own business

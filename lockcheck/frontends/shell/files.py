@@ -8,7 +8,7 @@ import re
 
 from ...model import Acquire, Edit, FixTemplate, LockKind, Part, PartKind, PathExpr, Removal
 from ...paths import lockish_text
-from .data import STATEMENT_SKIP, Pos, _merge, _txt
+from .data import STATEMENT_SKIP, Pos, _covers, _merge, _txt
 
 # `stat ... %Y` is tried from the first `stat` of a line only: a later one has less of the line
 # after it, and trying each would rescan the line once per `stat` (quadratic)
@@ -203,6 +203,8 @@ class Files:
             and lockish_text(path.render())
         ):
             self.add_removal(node, path, None, 1, pos, overwrite=True)
+            if op != "&>":
+                self.pid_file_acquire(path, node, key)  # ... and taken over with `echo $$ >`
             return
         if (
             op in (">", "&>")
@@ -254,6 +256,45 @@ class Files:
                     self.held.append(idx)
                     self.cte_acqs.append(idx)
                     self.acq_order[idx] = order  # the busy branch runs at the test
+                return
+        self.pid_file_acquire(path, node, key)
+
+    def pid_file_acquire(self, path: PathExpr, node, key: str) -> None:
+        """`kill -0 "$(cat F)" && exit 1` (or a `while kill -0 ...` wait), then `echo $$ > F`:
+        the PID written after a liveness test of the PID stored in the same file decided the
+        run is a PID-file lock."""
+        if node.type != "command" or self.cmd_name(node) not in ("echo", "printf"):
+            return
+        if not re.search(r"\$(\$|\{\$\}|BASHPID\b|\{BASHPID\})", _txt(node)):
+            return
+        span = self.span(node)
+        if not any(
+            c.consequential
+            and c.pid_file is not None
+            and c.pid_file.key() == key
+            and c.span.start < span.start
+            for c in self.facts.liveness
+        ):
+            return
+        if any(a.path is not None and _covers(a.path.key(), key) for a in self.facts.acquires):
+            return  # the lock itself, or the PID kept inside a lock directory (`mkdir L`)
+        test = self.file_tests.get(key)
+        if test is not None and not self.in_trap:
+            # `[ -f F ]` is part of the same guard (`is_lock() { [ ! -f F ] && return 1;
+            # pgrep -F F; }`): the name is tested, then created
+            acq = Acquire(
+                LockKind.EXISTENCE,
+                "test-then-create",
+                path,
+                span,
+                check_then_create=True,
+                test_span=self.span(test),
+            )
+        else:
+            acq = Acquire(LockKind.PIDFILE, "pid file", path, span, truncating=True)
+        acq.service_record = self.facts.init_script
+        self.pid_made.add(id(acq))
+        self.add_acquire(acq)
 
     # ------------------------------------------------------------------ tests
     def test_text_ops(self, node) -> list[tuple[str, object, bool]]:
@@ -329,6 +370,8 @@ class Files:
         for op, path, _a, negated in found:
             if op not in ("-e", "-f", "-s", "-L", "-h", "-d"):
                 continue
+            if op in ("-e", "-f"):
+                self.file_tests.setdefault(path.key(), node)
             if not pos.tested:
                 continue
             # the branch taken when the file exists (a `!` outside the test, `! [ -e F ]`,

@@ -87,6 +87,8 @@ class Finish:
         # check-then-create: not for pre-created flock files nor never-removed markers
         keep = []
         for i, a in enumerate(acqs):
+            if id(a) in self.pid_made and a.path and self._pid_lock_taken_otherwise(i):
+                continue
             if i in self.weak:
                 k = a.path.key() if a.path else ""
                 removed = self._removed_after(k, self.acq_order[i])
@@ -123,7 +125,11 @@ class Finish:
                 k = a.path.key() if a.path else ""
                 # a marker removed only by a signal trap (a build stamp cleared on abort) is
                 # never removed by a run that ends normally: a run-once marker, not a lock
-                if k in flocked or not self._removed_after(k, self.acq_order[i]):
+                if k in flocked:
+                    continue
+                if not self._removed_after(k, self.acq_order[i]) and not (
+                    lockish_text(k.rsplit("/", 1)[-1]) and self._busy_fails(a)
+                ):
                     continue
             keep.append(i)
         if len(keep) != len(acqs):
@@ -279,6 +285,25 @@ class Finish:
             if first not in self._TRIVIAL:
                 return True
         return False
+
+    @staticmethod
+    def _busy_fails(a: Acquire) -> bool:
+        """The busy branch ends the run with a failure (or a status not known): with a lock-like
+        name, a test-then-create never removed here is a lock released elsewhere (a sourced
+        lock header, a cleanup include), not a run-once marker."""
+        return a.busy is not None and a.busy.ends_run and a.busy.status != 0
+
+    def _pid_lock_taken_otherwise(self, idx: int) -> bool:
+        """A PID-file lock whose file (or a lock directory holding it) another acquire takes
+        too (`[ -f F ]` ... `echo $$ > F` in both branches): one lock, reported once."""
+        key = self.facts.acquires[idx].path.key()
+        return any(
+            j != idx
+            and b.path is not None
+            and _covers(b.path.key(), key)
+            and (id(b) not in self.pid_made or j < idx)
+            for j, b in enumerate(self.facts.acquires)
+        )
 
     def _cleared_before(self, key: str, order: int) -> bool:
         """The script removes the name unconditionally before making it (`rm -rf out; mkdir

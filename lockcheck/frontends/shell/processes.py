@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ...model import Background, Kill, LivenessCheck, PathExpr
+from ...model import Acquire, Background, Kill, LivenessCheck, LockKind, PathExpr
 from ...paths import name_words
 from .data import Branch, Pos, _txt
 
@@ -223,6 +223,8 @@ class Processes:
         # the branch taken when the process is dead (`!` already swapped the branches; a test
         # that is true when dead, `[ ! -d /proc/$pid ]`, comes with ``negated``)
         dead = pos.on_success if negated else pos.on_fail
+        if pos.tested:
+            self.running_service(node, pos.on_fail if negated else pos.on_success)
         consequential = pos.tested and self._liveness_consequential(pos, 0, dead)
         action = self.in_init_action()
         if action and {"status", "stop"} & set(action.split("|")):
@@ -267,12 +269,55 @@ class Processes:
                 # `kill -0 $pid || rm -f L`
                 self._stale_list_right = ("dead-holder", key)
 
+    def running_service(self, node, alive: Branch | None) -> None:
+        """An init script's `start` that finds the service running (`$0 status && exit 0`,
+        `kill -0 "$(cat "$PIDFILE")" && exit 0`) and ends the run: the LSB start on a running
+        service, whose exit status LCK401/LCK402 judge.  The PID file stays a service record."""
+        action = self.in_init_action()
+        if alive is None or not action or "start" not in action.split("|"):
+            return
+        busy = self.branch_outcome(alive, 0, node)
+        if busy is None or not busy.ends_run:
+            return
+        # no path: where the service keeps its PID file is the service's business (a record)
+        acq = Acquire(LockKind.PIDFILE, "running-service check", None, self.span(node))
+        acq.busy = busy
+        acq.service_record = True
+        self.add_acquire(acq)
+
     # ------------------------------------------------------------------ background
     def background_at(self, cmd, how: str) -> None:
+        self.last_bg = None
         held = [i for i in self.held]
         for info in self.fds.values():
             held.extend(i for i in info.locks if i not in self.flock_close)
         if not held:
             return
         if self._dedupe(("bg", cmd.start_byte)):
-            self.pending_bg.append(Background(self.span(cmd), held[-1], how))
+            self.last_bg = Background(self.span(cmd), held[-1], how)
+            self.pending_bg.append(self.last_bg)
+
+    def wait_(self, args) -> None:
+        """`wait` waits for every child; `wait "$pid"` only for the children whose `$!` was
+        kept in the variables named (any other operand: taken as waiting for all)."""
+        waited = []
+        for a in args:
+            m = re.fullmatch(r'"?\$(?:\{(\w+)\}|(\w+|!))"?', _txt(a))
+            var = m and (m.group(1) or m.group(2))
+            if var == "!":
+                waited.append(self.last_bg)
+            elif var and var in self.bg_vars:
+                waited.append(self.bg_vars[var])
+            else:
+                self.pending_bg = []
+                return
+        if not args:
+            self.pending_bg = []
+        self.pending_bg = [b for b in self.pending_bg if not any(b is w for w in waited)]
+
+    def keep_bg_pid(self, name: str, value) -> None:
+        """`KID=$!`: the variable names the last child started in the background."""
+        if re.fullmatch(r'"?\$(?:\{!\}|!)"?', _txt(value)):
+            self.bg_vars[name] = self.last_bg
+        else:
+            self.bg_vars.pop(name, None)

@@ -151,17 +151,40 @@ class Traps:
                 self.status_override(fst)
         self._trap_remove_fixes(tree, action, cmd, stmts)
 
+    def eval_exec(self, args, pos: Pos) -> bool:
+        """`eval "exec $LOCKFD>\\"$LOCKFILE\\""`: a descriptor named by a variable, opened
+        through eval.  The string is expanded as eval gets it and read as the `exec` it holds,
+        with the status of the eval."""
+        if len(args) != 1 or args[0].type != "string" or self.offmap is not None:
+            return False
+        body, bmap = self._dquoted_body(args[0])
+        if not re.match(rb"\s*exec\s+\d+\s*[<>]", body) or re.search(rb"[;&|\n`]|\$\(", body):
+            return False
+        bmap.append(args[0].end_byte - 1)
+        stmts = self.statements(_parser().parse(body).root_node)
+        if len(stmts) != 1:
+            return False
+        self.offmap, self._sub_src = bmap, body
+        try:
+            self.stmt(stmts[0][0], pos)
+        finally:
+            self.offmap = None
+        return True
+
     def _dquoted_body(self, action) -> tuple[bytes, list[int]]:
         """The text of a "..." trap action and the source byte of each of its bytes: it is
         expanded when the trap is set, so known literal values are put in place."""
         raw = self.src[action.start_byte + 1 : action.end_byte - 1]
         subs = {}
+        swap: set[int] = set()  # single quotes read as double quotes
         for c in action.named_children:
             if c.type in ("simple_expansion", "expansion"):
                 pe = self.resolve(c)
                 val = pe.render()
                 if pe.is_literal and re.fullmatch(r"[\w./~@%+=:,-]+", val):
                     subs[c.start_byte] = (c.end_byte, val.encode())
+                else:
+                    swap.update(self._quoted_value(action, c))
         out = bytearray()
         bmap = []
         i = 0
@@ -173,7 +196,7 @@ class Traps:
                 bmap.extend([absb] * len(lit))
                 i += end_b - absb
                 continue
-            ch = raw[i : i + 1]
+            ch = b'"' if absb in swap else raw[i : i + 1]
             if (
                 ch == b"\\"
                 and i + 1 < len(raw)
@@ -187,6 +210,18 @@ class Traps:
             bmap.append(action.start_byte + 1 + i)
             i += 1
         return bytes(out), bmap
+
+    def _quoted_value(self, action, c) -> tuple[int, ...]:
+        """`trap "rm -f -- '$pidfile'" EXIT`: the value is put in place when the trap is set and
+        the single quotes only keep it one word.  The bytes of the quotes around an expansion
+        whose value stays unresolved, so that the handler read again still expands it."""
+        src = self.src
+        if c.start_byte <= action.start_byte + 1 or src[c.start_byte - 1 : c.start_byte] != b"'":
+            return ()
+        end = src.find(b"'", c.end_byte, action.end_byte - 1)
+        if end < 0 or re.search(rb'["`\\]|\$\(', src[c.end_byte : end]):
+            return ()
+        return (c.start_byte - 1, end)
 
     def _trap_remove_fixes(self, tree, action, cmd, stmts) -> None:
         """A trap whose whole string is one removal of one path: the fix drops the trap."""

@@ -67,6 +67,7 @@ class Values:
         if value.type == "array":
             self.env[n] = None
             return
+        self.keep_bg_pid(n, value)
         self._walk_substitutions(value, pos)
         parts = self.resolve(value).parts
         if (

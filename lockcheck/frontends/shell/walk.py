@@ -422,7 +422,12 @@ class Walk:
         self._pending_stale_fail = None
         if other is not None:
             if other.type == "else_clause":
+                # `if [ -z "$1" ]; then usage; exit 1; else rm "$1.lock"; fi`: with the other
+                # branch leaving, the else runs whenever the script goes on, like the rest
+                guard = self._ends_by_exit(then_stmts)
+                self.cond_depth -= guard
                 self.walk_seq(self.statements(other), tail=pos.tail)
+                self.cond_depth += guard
             else:
                 c2, b2, o2 = self._if_parts(other)
                 self._if_chain(other, c2, b2, o2, pos)
@@ -430,6 +435,14 @@ class Walk:
         self.cond_depth -= 1
         if rest_stale is not None:
             self.stale_rest = rest_stale
+
+    def _ends_by_exit(self, stmts) -> bool:
+        """The block's last statement is `exit` (`return` in a function): it never falls
+        through."""
+        if not stmts or stmts[-1][1]:
+            return False
+        last = stmts[-1][0]
+        return last.type == "command" and self.cmd_name(last) in ("exit", "return")
 
     def loop_(self, node, pos: Pos, until: bool) -> None:
         conds = node.children_by_field_name("condition")
