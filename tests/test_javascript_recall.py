@@ -309,3 +309,34 @@ def test_same_lock_written_before_the_work_is_lck103(tmp_path):
     msg = next(m for c, _l, m in rows if c == "LCK103")
     # the unresolved member is shown as an expression, and the join adds no second slash
     assert "${meta.modified}.lock" in msg and "//" not in msg
+
+
+# a busy method that returns a rejected promise fails like a throw (the review's viewerjs case)
+REJECTING_LOCK = """
+    const path = require("path");
+    const { mkdir, rmdir } = require("fs/promises");
+    const LOCK = path.join("/var/lib/viewer", "config.lock");
+    class Lock {
+      async lock() {
+        try {
+          await mkdir(LOCK);
+          return "ok";
+        } catch (err) {
+          console.warn("lock error " + err);
+          return Promise.reject("busy");
+        }
+      }
+      async unlock() { await rmdir(LOCK); }
+    }
+    new Lock().lock();
+"""
+
+
+def test_busy_return_of_a_rejected_promise_is_not_a_silent_skip(tmp_path):
+    got = codes(scan(tmp_path, REJECTING_LOCK))
+    assert ("LCK101", 7) in got and ("LCK401", 11) not in got
+
+
+def test_busy_return_of_a_plain_value_from_the_entry_is_a_silent_skip(tmp_path):
+    src = REJECTING_LOCK.replace('return Promise.reject("busy");', 'return "busy";')
+    assert ("LCK401", 11) in codes(scan(tmp_path, src))

@@ -88,6 +88,13 @@ class Busy:
         cond = text(p.child_by_field_name("condition") or p)
         return "!=" in cond or "!==" in cond
 
+    def _rejects(self, end: Any) -> bool:
+        """``return Promise.reject(...)``: a rejection, which fails like a ``throw``."""
+        if end.type != "return_statement" or not end.named_children:
+            return False
+        v = unwrap(end.named_children[0])
+        return v.type == "call_expression" and self.names.callee(v) == "Promise.reject"
+
     @staticmethod
     def returned_truth(ret: Any) -> bool | None:
         vals = [c for c in ret.named_children if c.type != "comment"]
@@ -132,7 +139,7 @@ class Busy:
             durable = durable or self.durable(inner, helper_exit)
             stmts, end = inner, helper_exit
         span = self.tree.span(end)
-        if end.type == "throw_statement":
+        if end.type == "throw_statement" or self._rejects(end):
             return BusyBranch(span, True, 1, durable)
         if self.is_exit(end):
             a = args(end)
