@@ -121,3 +121,26 @@ def test_cli_long_file_of_short_lines_is_read(tmp_path):
     filler = "".join(f"function f{i}(x) {{ return x + {i}; }}\n" for i in range(3000))
     write(tmp_path, "jobs/big.js", filler + textwrap.dedent(LOCK_SCRIPT).lstrip("\n"))
     assert ("big.js", "LCK101") in _scan(tmp_path, tmp_path / "jobs" / "big.js")
+
+
+def test_destructured_imports_still_reach_the_analysis():
+    # no `fs.` and no `process.kill` in the text: the imports are the only Node anchors
+    src = """
+        const { kill } = require("process");
+        const { readFileSync } = require("node:fs");
+        const prev = Number(readFileSync("/var/run/exporter/owner", "utf8"));
+        kill(prev, "SIGTERM");
+    """
+    assert ("LCK108", 4) in found(src)
+
+
+def test_lock_words_without_node_apis_have_no_findings():
+    # browser code: lock-like names, no fs and no process.kill - nothing to analyse
+    src = """
+        function zoom(chart) {
+          if (chart.zoomLock || chart.isRunning) { return false; }
+          chart.minLocked = true;
+          window.open("/help");
+        }
+    """
+    assert found(src) == []

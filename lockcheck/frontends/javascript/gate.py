@@ -7,8 +7,10 @@ first, like the Python frontend's (:mod:`..python.gate`):
 
 - :func:`generated`: a minified or bundled file (``.min.js``, or most of its text in lines
   of thousands of characters) is generated code, not a job script: not parsed at all.
-- :func:`may_hold_lock`: a file goes on to the analysis only when its text has what every
-  lock fact of the stages needs: a lock-like name part (``lock``, ``pid``, ``lck``,
+- :func:`may_hold_lock`: a file goes on to the analysis only when its text names the Node
+  APIs every lock fact comes from (``fs.``, ``process.kill``, or an import of ``fs``,
+  ``fs-extra``, a lock library...) and has what every lock fact of the stages needs: a
+  lock-like name part (``lock``, ``pid``, ``lck``,
   ``mutex``, ``running`` as :func:`lockcheck.paths.lockish_text` reads them; the lock
   libraries' names have one), ``EEXIST`` (a create guarded by the clash), a PID read from
   a file and signalled (``kill(`` and ``readFile``), or a removal next to a create (probes,
@@ -28,6 +30,11 @@ MINIFIED_NAMES = (".min.js", ".min.mjs", ".min.cjs", "-min.js")
 LONG_LINE = 1000  # characters: no hand-written script has many lines this long
 _LONG = re.compile(r"[^\n]{" + str(LONG_LINE) + ",}")
 _LOCK_PART = re.compile(r"(?i)lock|pid|lck|mutex|running")
+_FS_DOT = re.compile(r"\bfs\s*\.")
+_MODULE = re.compile(
+    r"""["'`](?:node:)?(?:fs|fs/promises|fs-extra|graceful-fs|proper-lockfile|lockfile|fs-ext"""
+    r"""|os-lock|process)["'`]"""
+)
 # the removals a probe or a removed test-then-create name is undone by, and the creates
 REMOVE_TEXT = ("unlink", "rmdir", "rmSync", "rm(")
 CREATE_TEXT = ("mkdir", "writeFile", "open")
@@ -41,6 +48,18 @@ def generated(path: str, text: str) -> bool:
     if len(text) < 50_000:
         return False
     return sum(len(m.group()) for m in _LONG.finditer(text)) * 2 >= len(text)
+
+
+def _node_apis(text: str) -> bool:
+    """Every lock fact comes from a call the stages resolve to ``fs``, a lock library or
+    ``process.kill``: the text names ``fs.`` or ``process.kill``, or imports one of those
+    modules (an alias or a destructured name is only known through its import).  Browser
+    bundles with ``isLocked`` or ``running`` names have neither."""
+    return (
+        "process.kill" in text
+        or _FS_DOT.search(text) is not None
+        or _MODULE.search(text) is not None
+    )
 
 
 def _lockish_word(text: str) -> bool:
@@ -65,6 +84,8 @@ def _lockish_word(text: str) -> bool:
 
 def may_hold_lock(text: str) -> bool:
     """The text test: False means the stages would record no lock fact."""
+    if not _node_apis(text):
+        return False
     if "EEXIST" in text:
         return True
     if "kill(" in text and "readFile" in text:
