@@ -340,3 +340,21 @@ def test_busy_return_of_a_rejected_promise_is_not_a_silent_skip(tmp_path):
 def test_busy_return_of_a_plain_value_from_the_entry_is_a_silent_skip(tmp_path):
     src = REJECTING_LOCK.replace('return Promise.reject("busy");', 'return "busy";')
     assert ("LCK401", 11) in codes(scan(tmp_path, src))
+
+
+def test_lock_created_right_after_its_test_is_lck103_even_at_the_end(tmp_path):
+    # an acquire helper: the create is its last statement, but it follows the test at once
+    src = """
+        const fs = require("fs");
+        const LOCK = "/var/lib/report/report.lock";
+        function acquire() {
+          if (fs.existsSync(LOCK)) {
+            console.log("busy");
+            process.exit(0);
+          }
+          fs.writeFileSync(LOCK, "");
+        }
+        acquire();
+        buildReport();
+    """
+    assert ("LCK103", 8) in codes(scan(tmp_path, src))

@@ -326,7 +326,7 @@ class Locks:
                 cpath = self.names.path(target)
                 if cpath is None or cpath.key() != tpath.key():
                     continue
-                if not self._removed(cpath) and (not lockish_name(cpath) or self._marker(c)):
+                if not self._removed(cpath) and (not lockish_name(cpath) or self._marker(c, test)):
                     continue  # a run-once marker
                 acq = Acquire(
                     LockKind.EXISTENCE,
@@ -362,18 +362,29 @@ class Locks:
             out += [(c, site) for c in creates if syntax.within(c, helper)]
         return out
 
-    def _marker(self, create: Any) -> bool:
+    def _marker(self, create: Any, test: Any) -> bool:
         """A name created after the work and never removed is a run-once marker (``done``
-        records, ``<version>.lock`` files): nothing but returns and logging follows the
-        create in its function, and what it writes is not the process id."""
+        records, ``<version>.lock`` files): work runs between the test and the create, nothing
+        but returns and logging follows the create in its function, and what it writes is
+        not the process id.  A create right after its test is a lock, wherever it is."""
         if "process.pid" in text(create):
             return False
-        n = syntax.statement_of(create)
+        st_test, st_create = syntax.statement_of(test), syntax.statement_of(create)
+        if st_test.parent is None or st_test.parent != st_create.parent:
+            return False
+        between = [
+            st
+            for st in syntax.following(st_test)
+            if st.start_byte < st_create.start_byte and not _logging(st)
+        ]
+        if not between:
+            return False
+        n = st_create
         while n is not None and n.type not in syntax.FUNCTIONS and n.type != "program":
             for st in syntax.following(n):
                 if st.type in ("return_statement", "break_statement", "empty_statement"):
                     continue
-                if st.type == "expression_statement" and text(st).startswith("console."):
+                if _logging(st):
                     continue
                 return False
             n = n.parent
@@ -390,3 +401,7 @@ class Locks:
                 if p is not None and p.key() == path.key():
                     return True
         return False
+
+
+def _logging(st: Any) -> bool:
+    return st.type == "expression_statement" and text(st).startswith("console.")
