@@ -358,3 +358,77 @@ def test_lock_created_right_after_its_test_is_lck103_even_at_the_end(tmp_path):
         buildReport();
     """
     assert ("LCK103", 8) in codes(scan(tmp_path, src))
+
+
+# more spellings: ESM named import without options, fs.promises with a function expression,
+# and the helpers as class methods
+def test_esm_readfile_callback_without_options(tmp_path):
+    src = """
+        import { readFile, unlinkSync } from "node:fs";
+        const PIDFILE = "/var/run/backup/backup.pid";
+        readFile(PIDFILE, (err, data) => {
+          if (err) return;
+          try {
+            process.kill(parseInt(data, 10), 0);
+            process.exit(75);
+          } catch (e) {
+            unlinkSync(PIDFILE);
+          }
+        });
+    """
+    got = codes(scan(tmp_path, src, "job.mjs"))
+    assert ("LCK105", 6) in got and ("LCK106", 9) in got
+
+
+def test_fs_promises_then_function_expression(tmp_path):
+    src = """
+        const fs = require("fs").promises;
+        fs.readFile("/var/run/backup/backup.pid", "utf8").then(function (data) {
+          process.kill(Number(data), "SIGTERM");
+        });
+    """
+    assert ("LCK108", 3) in codes(scan(tmp_path, src))
+
+
+def test_then_on_another_promise_is_not_a_pid_read(tmp_path):
+    src = """
+        const fs = require("fs").promises;
+        fetchOwner("/var/run/backup/backup.pid").then(function (data) {
+          process.kill(Number(data), "SIGTERM");
+        });
+    """
+    assert ("LCK108", 3) not in codes(scan(tmp_path, src))
+
+
+PID_METHODS = """
+    const fs = require("fs");
+    class PidLock {
+      start(pidfile) {
+        fs.writeFileSync(pidfile, String(process.pid));
+      }
+      alreadyRunning() {
+        console.error("already running");
+        process.exit(0);
+      }
+      take(name) {
+        const pidfile = name + ".pid";
+        if (fs.existsSync(pidfile)) {
+          this.alreadyRunning();
+        } else {
+          this.start(pidfile);
+        }
+      }
+    }
+    module.exports = PidLock;
+"""
+
+
+def test_helpers_as_class_methods(tmp_path):
+    got = codes(scan(tmp_path, PID_METHODS))
+    assert ("LCK103", 4) in got and ("LCK401", 8) in got
+
+
+def test_method_of_another_object_is_not_this_class_helper(tmp_path):
+    src = PID_METHODS.replace("this.alreadyRunning();", "log.alreadyRunning();")
+    got = codes(scan(tmp_path, src))
+    assert ("LCK401", 8) not in got

@@ -61,10 +61,7 @@ class Busy:
     def exiting_helper(self, call: Any) -> Any:
         """The ``process.exit`` that a call of a local function always reaches (an exit
         among the function's own statements, not under a condition), or None."""
-        fn = call.child_by_field_name("function")
-        if fn is None or fn.type != "identifier":
-            return None
-        func = self.names.functions.get(text(fn))
+        func = self.names.local_function(call)
         body = func.child_by_field_name("body") if func is not None else None
         if body is None or syntax.within(call, func):
             return None

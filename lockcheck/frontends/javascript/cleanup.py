@@ -243,19 +243,13 @@ class Cleanup:
                     continue
                 seen.add(c.start_byte)
                 out.append(c)
-                helper = self._local_function(c)
+                helper = self.names.local_function(c)
                 if helper is not None and helper != func:
                     for inner in syntax.descendants(helper, "call_expression"):
                         if inner.start_byte not in seen:
                             seen.add(inner.start_byte)
                             out.append(inner)
         return out
-
-    def _local_function(self, call: Any) -> Any:
-        fn = call.child_by_field_name("function")
-        if fn is not None and fn.type == "identifier":
-            return self.names.functions.get(text(fn))
-        return None
 
     @staticmethod
     def _write_flags(call: Any) -> str:

@@ -355,9 +355,8 @@ class Locks:
         for site in self.tree.calls:
             if site.start_byte <= test.end_byte or syntax.function_of(site) != func:
                 continue
-            fn = site.child_by_field_name("function")
-            helper = self.names.functions.get(text(fn)) if fn is not None else None
-            if helper is None or helper == func or fn.type != "identifier":
+            helper = self.names.local_function(site)
+            if helper is None or helper == func:
                 continue
             out += [(c, site) for c in creates if syntax.within(c, helper)]
         return out

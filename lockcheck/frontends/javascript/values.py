@@ -46,6 +46,7 @@ class Names:
         self.functions: dict[str, Any] = {}  # name -> function node
         self.calls_by_name: dict[str, list[Any]] = {}  # callee's last name -> calls
         self.members: dict[str, list[Any]] = {}  # this.X = value (constructors, methods)
+        self.methods: dict[str, list[Any]] = {}  # class methods and arrow fields by name
         self._paths: dict[tuple[int, int], PathExpr | None] = {}
         self._callees: dict[tuple[int, int], str] = {}
         self._memo: dict[tuple[int, int, str], list[Part]] = {}
@@ -96,6 +97,11 @@ class Names:
                         self.functions[text(left)] = right
                     else:
                         self._bind(text(left), right, n)
+            elif t == "method_definition" or t in ("field_definition", "public_field_definition"):
+                name = n.child_by_field_name("name") or n.child_by_field_name("property")
+                value = n if t == "method_definition" else n.child_by_field_name("value")
+                if name is not None and value is not None and value.type in syntax.FUNCTIONS:
+                    self.methods.setdefault(text(name), []).append(value)
             elif t in ("function_declaration", "generator_function_declaration"):
                 name = n.child_by_field_name("name")
                 if name is not None:
@@ -235,6 +241,22 @@ class Names:
             if p.type == "identifier" and text(p) == name:
                 return i
         return -1
+
+    def local_function(self, call: Any) -> Any:
+        """The function of this file a call runs: ``f()`` (a declaration or ``const f = ...``)
+        or ``this.m()`` (the class's one method or arrow field named ``m``), or None."""
+        fn = call.child_by_field_name("function")
+        fn = unwrap(fn) if fn is not None else None
+        if fn is None:
+            return None
+        if fn.type == "identifier":
+            return self.functions.get(text(fn))
+        if fn.type == "member_expression":
+            obj, prop = unwrap(fn.child_by_field_name("object")), fn.child_by_field_name("property")
+            if obj is not None and obj.type == "this" and prop is not None:
+                found = self.methods.get(text(prop), [])
+                return found[0] if len(found) == 1 else None
+        return None
 
     def call_sites(self, func: Any) -> list[Any]:
         name = syntax.function_name(func)
