@@ -432,3 +432,26 @@ def test_method_of_another_object_is_not_this_class_helper(tmp_path):
     src = PID_METHODS.replace("this.alreadyRunning();", "log.alreadyRunning();")
     got = codes(scan(tmp_path, src))
     assert ("LCK401", 8) not in got
+
+
+def test_result_passed_on_only_for_other_errors_is_no_lock(tmp_path):
+    # a mkdir helper: EEXIST is ignored, other errors are passed on, the caller tests them
+    src = """
+        const fs = require("fs");
+        function ensureDir(dir) {
+          return new Promise((resolve, reject) => {
+            fs.mkdir(dir, (err) => {
+              if (err) {
+                if (err.code !== "EEXIST") { reject(err); return; }
+              }
+              resolve(true);
+            });
+          });
+        }
+        async function main() {
+          const ok = await ensureDir("/srv/export/out");
+          if (!ok) process.exit(1);
+        }
+        main();
+    """
+    assert not any(c == "LCK101" for c, _ in codes(scan(tmp_path, src)))

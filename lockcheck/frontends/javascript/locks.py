@@ -22,6 +22,8 @@ TESTS = {"fs.existsSync", "fs.statSync", "fs.lstatSync", "fs.accessSync", "fs.ac
 CREATES = {"fs.writeFileSync", "fs.writeFile", "fs.openSync", "fs.open", "fs.appendFileSync"}
 # error codes that tell a held lock apart from a lock file that cannot be opened (LCK406)
 CONTENTION_CODES = ("EAGAIN", "EWOULDBLOCK", "ELOCKED")
+# the names a result is passed on by: a promise executor's functions, callback parameters
+PASS_ON = ("resolve", "reject", "callback", "cb", "done")
 CREATES |= {"fs.mkdirSync", "fs.mkdir", "fs.closeSync", "fs.createWriteStream"}
 
 
@@ -135,23 +137,29 @@ class Locks:
         for st in stmts:
             for n in treesitter.walk(st):
                 if n.type == "return_statement" and n.named_children:
-                    passes = True
+                    passes = passes or not self._not_clash(n, st)
                 elif n.type == "call_expression":
                     fn = n.child_by_field_name("function")
-                    if fn is not None and text(fn) in (
-                        "resolve",
-                        "reject",
-                        "callback",
-                        "cb",
-                        "done",
-                    ):
-                        passes = True
+                    if fn is not None and text(fn) in PASS_ON:
+                        passes = passes or not self._not_clash(n, st)
         if not passes:
             return False
         func = syntax.function_of(handler)
         while func is not None and syntax.function_name(func) is None:
             func = syntax.function_of(func)  # a callback or a promise executor
         return func is not None and self.busy.caller_tests(func)
+
+    @staticmethod
+    def _not_clash(node: Any, top: Any) -> bool:
+        """``node`` runs only when the error is not the clash (``if (e.code !== "EEXIST")``)."""
+        for a in syntax.ancestors(node):
+            if a.type == "if_statement":
+                cond = text(a.child_by_field_name("condition") or a)
+                if "EEXIST" in cond and "!=" in cond and not syntax.within(node, cond_alt(a)):
+                    return True
+            if a == top:
+                break
+        return False
 
     def _eexist(self, handler: Any) -> bool:
         return handler is not None and "EEXIST" in text(handler)
@@ -404,3 +412,8 @@ class Locks:
 
 def _logging(st: Any) -> bool:
     return st.type == "expression_statement" and text(st).startswith("console.")
+
+
+def cond_alt(ifn: Any) -> Any:
+    """The ``else`` of an ``if`` (or the ``if`` itself when it has none: nothing is in it)."""
+    return ifn.child_by_field_name("alternative") or ifn.child_by_field_name("condition")
