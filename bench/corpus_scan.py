@@ -52,6 +52,8 @@ from run import RESULTS, batches, collect  # noqa: E402
 
 import lockcheck  # noqa: E402  (before collect(), which would put HERE.parent first)
 
+LANGUAGES = ("shell", "python", "javascript", "powershell")
+
 
 class FileTimeout(BaseException):
     """Not an ``Exception``: lockcheck's own internal-error guard must not turn it into LCK000."""
@@ -287,7 +289,7 @@ def print_diff(before: dict, after: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/corpus_scan.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", required=True)
-    ap.add_argument("--language", choices=["shell", "python", "all"], default="all")
+    ap.add_argument("--language", choices=[*LANGUAGES, "all"], default="all")
     ap.add_argument("--cli", action="store_true", help="run the CLI (JSON) instead of in-process")
     ap.add_argument("--limit", type=int, help="an even sample of at most N files per language")
     ap.add_argument("--sample", type=int, default=0, help="findings per language to sample")
@@ -301,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files-from", type=Path, help=argparse.SUPPRESS)  # the baseline's child
     args = ap.parse_args(argv)
     corpus = Path(args.corpus).resolve()
-    langs = ["shell", "python"] if args.language == "all" else [args.language]
+    langs = list(LANGUAGES) if args.language == "all" else [args.language]
     if args.files_from:
         listed = json.loads(args.files_from.read_text())
         files = [(str(corpus / p), lang) for p, lang in listed if lang in langs]

@@ -52,8 +52,26 @@ class Busy:
                 if n.type in ("return_statement", "throw_statement") or self.is_exit(n):
                     out.append(n)
                     continue
+                if n.type == "call_expression" and self.exiting_helper(n) is not None:
+                    out.append(n)
+                    continue
                 stack.extend(reversed(n.named_children))
         return out
+
+    def exiting_helper(self, call: Any) -> Any:
+        """The ``process.exit`` that a call of a local function always reaches (an exit
+        among the function's own statements, not under a condition), or None."""
+        func = self.names.local_function(call)
+        body = func.child_by_field_name("body") if func is not None else None
+        if body is None or syntax.within(call, func):
+            return None
+        for st in syntax.block_statements(body):
+            if st.type != "expression_statement":
+                continue
+            inner = unwrap(st.named_children[0]) if st.named_children else None
+            if inner is not None and self.is_exit(inner):
+                return inner
+        return None
 
     def _rethrow_guard(self, n: Any) -> bool:
         """``if (e.code !== "EEXIST") throw e``: not the busy path."""
@@ -66,6 +84,13 @@ class Busy:
             return False
         cond = text(p.child_by_field_name("condition") or p)
         return "!=" in cond or "!==" in cond
+
+    def _rejects(self, end: Any) -> bool:
+        """``return Promise.reject(...)``: a rejection, which fails like a ``throw``."""
+        if end.type != "return_statement" or not end.named_children:
+            return False
+        v = unwrap(end.named_children[0])
+        return v.type == "call_expression" and self.names.callee(v) == "Promise.reject"
 
     @staticmethod
     def returned_truth(ret: Any) -> bool | None:
@@ -104,8 +129,14 @@ class Busy:
 
     def _ending(self, stmts: list[Any], end: Any, anchor: Any, depth: int) -> BusyBranch | None:
         durable = self.durable(stmts, end)
+        helper_exit = None if self.is_exit(end) else self.exiting_helper(end)
+        if helper_exit is not None:  # already_running() { log; process.exit(0) }
+            func = syntax.function_of(helper_exit)
+            inner = syntax.block_statements(func.child_by_field_name("body"))
+            durable = durable or self.durable(inner, helper_exit)
+            stmts, end = inner, helper_exit
         span = self.tree.span(end)
-        if end.type == "throw_statement":
+        if end.type == "throw_statement" or self._rejects(end):
             return BusyBranch(span, True, 1, durable)
         if self.is_exit(end):
             a = args(end)
@@ -146,6 +177,34 @@ class Busy:
                 fix = self._return_fix(ret) if ret is not None else None
                 return BusyBranch(span, True, code, durable, status_fix=fix)
         return BusyBranch(span, False, None, durable)
+
+    def caller_tests(self, func: Any) -> bool:
+        """A caller in this file tests what ``func`` returns: the call is an ``if``
+        condition, or its value is stored (``const fd = await f()``) and a following ``if``
+        tests that name."""
+        for site in self.names.call_sites(func):
+            if syntax.within(site, func):
+                continue
+            if self._condition_of(site)[0] is not None:
+                return True
+            n = site
+            while n.parent is not None and n.parent.type in syntax.WRAPPERS:
+                n = n.parent
+            p = n.parent
+            name = None
+            if p is not None and p.type == "variable_declarator":
+                name = p.child_by_field_name("name")
+            elif p is not None and p.type == "assignment_expression":
+                name = p.child_by_field_name("left")
+            if name is None or name.type != "identifier":
+                continue
+            for st in syntax.following(syntax.statement_of(site)):
+                cond = st.child_by_field_name("condition") if st.type == "if_statement" else None
+                if cond is not None and any(
+                    text(i) == text(name) for i in syntax.descendants(cond, "identifier")
+                ):
+                    return True
+        return False
 
     def _condition_of(self, site: Any) -> tuple[Any, bool]:
         n, negated = site, False

@@ -11,7 +11,7 @@ from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseH
 from ...paths import same_path
 from . import syntax
 from .busy import Busy
-from .syntax import Tree, arg, string_value, text
+from .syntax import Tree, arg, object_entries, string_value, text
 from .values import Names
 
 REMOVES = {
@@ -183,43 +183,83 @@ class Cleanup:
         return False
 
     def _stale(self, check: Any, pid_file: Any) -> None:
-        """Removals and overwrites of the PID file after the decision (the check, or the
-        call of the helper that makes it) in the block that holds the decision: the branch
-        taken when the holder was judged dead."""
+        """Removals and overwrites of the PID file after the decision: in the block that
+        holds the decision (the check, or the call of the helper that makes it) after it,
+        in the ``catch`` of a ``try`` around it (``process.kill(pid, 0)`` throws for a dead
+        holder), in the callbacks the helper's call hands its result to, and in the local
+        functions those call: the branch taken when the holder was judged dead."""
+        for c in self._after_decision(check):
+            q = self.names.callee(c)
+            if q not in REMOVES and q not in OVERWRITES:
+                continue
+            if q in OVERWRITES and "x" in self._write_flags(c):
+                continue  # an exclusive create never overwrites
+            path = self.names.path(arg(c, 0))
+            if path is None or path.key() != pid_file.key():
+                continue
+            span = self.tree.span(c)
+            if any(r.span == span for r in self.facts.removals if r.stale_guard):
+                continue
+            self.facts.removals.append(
+                Removal(path, span, stale_guard="dead-holder", overwrite=q in OVERWRITES)
+            )
+
+    def _after_decision(self, check: Any) -> list[Any]:
         func = syntax.function_of(check)
+        while func is not None and syntax.function_name(func) is None:
+            func = syntax.function_of(func)  # a callback: its named function decides
         sites = self.names.call_sites(func) if func is not None else []
-        for decision in sites or [check]:
+        regions: list[tuple[Any, int]] = []  # (node, calls after this offset)
+        for decision in [check, *sites]:
             block = next(
                 (a for a in syntax.ancestors(decision) if a.type in ("statement_block", "program")),
                 None,
             )
-            if block is None:
-                continue
-            for c in syntax.descendants(block, "call_expression"):
-                if c.start_byte <= decision.end_byte:
-                    continue
-                q = self.names.callee(c)
-                if q not in REMOVES and q not in OVERWRITES:
+            if block is not None:
+                regions.append((block, decision.end_byte))
+            for a in syntax.ancestors(decision):
+                if a.type in syntax.FUNCTIONS:
+                    break
+                if a.type == "try_statement":
+                    h = a.child_by_field_name("handler")
+                    if h is not None and not syntax.within(decision, h):
+                        regions.append((h, -1))
+                    break
+            if decision is not check:
+                for a in syntax.args(decision):
+                    if a.type in syntax.FUNCTIONS:
+                        regions.append((a, -1))
+        out: list[Any] = []
+        seen: set[int] = set()
+        for node, after in regions:
+            for c in syntax.descendants(node, "call_expression"):
+                if c.start_byte <= after or c.start_byte in seen:
                     continue
                 if any(
                     a.type == "finally_clause"
                     for a in syntax.ancestors(c)
-                    if syntax.within(a, block)
+                    if syntax.within(a, node)
                 ):
                     continue
-                path = self.names.path(arg(c, 0))
-                if path is None or path.key() != pid_file.key():
-                    continue
-                span = self.tree.span(c)
-                if any(r.span == span for r in self.facts.removals if r.stale_guard):
-                    continue
-                self.facts.removals.append(
-                    Removal(path, span, stale_guard="dead-holder", overwrite=q in OVERWRITES)
-                )
+                seen.add(c.start_byte)
+                out.append(c)
+                helper = self.names.local_function(c)
+                if helper is not None and helper != func:
+                    for inner in syntax.descendants(helper, "call_expression"):
+                        if inner.start_byte not in seen:
+                            seen.add(inner.start_byte)
+                            out.append(inner)
+        return out
+
+    @staticmethod
+    def _write_flags(call: Any) -> str:
+        opts = object_entries(arg(call, 2))
+        flag = opts.get("flag") if opts else arg(call, 2)
+        return (string_value(flag) or "") if flag is not None else ""
 
     # -- release coverage ------------------------------------------------------------------------
     def _coverage(self) -> None:
-        for acq in self.facts.acquires:
+        for i, acq in enumerate(self.facts.acquires):
             if acq.mechanism in ("proper-lockfile", "lockfile"):
                 continue
             mine = [
@@ -229,3 +269,36 @@ class Cleanup:
                 continue
             acq.released = True
             acq.release_on_every_exit = any(r.via in ("finally", "atexit") for r in mine)
+            if not acq.release_on_every_exit and self._handed_out(i, mine):
+                acq.release_on_every_exit = True  # the caller, not in this file, releases
+
+    def _handed_out(self, i: int, mine: list[Removal]) -> bool:
+        """The function that takes the lock hands it to its caller (another function
+        releases it), and no caller in this file reaches that function: the caller that
+        would release it is not here, so the release is not judged (RULES: LCK202)."""
+        func = _named(syntax.function_of(self.acq_nodes[i]))
+        if func is None:
+            return False
+        s, e = self.tree.offsets.char(func.start_byte), self.tree.offsets.char(func.end_byte)
+        if any(s <= r.span.start < e for r in mine):
+            return False  # released in the taking function itself: judged here
+        seen, todo = set(), [func]
+        while todo:
+            f = todo.pop()
+            if f.start_byte in seen or len(seen) > 20:
+                continue
+            seen.add(f.start_byte)
+            for site in self.names.call_sites(f):
+                outer = _named(syntax.function_of(site))
+                if outer is None:
+                    return False  # called from the top level (or an IIFE there): judged
+                todo.append(outer)
+        return True
+
+
+def _named(func: Any) -> Any:
+    """The innermost named function around ``func`` (callbacks and promise executors are
+    run by it), or None at the top level."""
+    while func is not None and syntax.function_name(func) is None:
+        func = syntax.function_of(func)
+    return func

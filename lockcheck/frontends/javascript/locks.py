@@ -9,6 +9,7 @@ from typing import Any
 
 from ...model import Acquire, Edit, FileFacts, FixTemplate, LockKind, NonExclusiveCreate, PathExpr
 from ...paths import lockish_name
+from .. import treesitter
 from . import syntax
 from .busy import Busy
 from .syntax import Tree, arg, object_entries, string_value, text, unwrap
@@ -21,6 +22,8 @@ TESTS = {"fs.existsSync", "fs.statSync", "fs.lstatSync", "fs.accessSync", "fs.ac
 CREATES = {"fs.writeFileSync", "fs.writeFile", "fs.openSync", "fs.open", "fs.appendFileSync"}
 # error codes that tell a held lock apart from a lock file that cannot be opened (LCK406)
 CONTENTION_CODES = ("EAGAIN", "EWOULDBLOCK", "ELOCKED")
+# the names a result is passed on by: a promise executor's functions, callback parameters
+PASS_ON = ("resolve", "reject", "callback", "cb", "done")
 CREATES |= {"fs.mkdirSync", "fs.mkdir", "fs.closeSync", "fs.createWriteStream"}
 
 
@@ -109,10 +112,14 @@ class Locks:
                     return syntax.block_statements(body), h
         return None, None
 
-    def decides(self, acq: Acquire, handler: Any) -> bool:
-        """A creation is a lock when its name says so, or when its "exists" failure ends
-        the run (mkdirp helpers and output files handle EEXIST and go on)."""
+    def decides(self, acq: Acquire, handler: Any, stmts: list[Any] | None = None) -> bool:
+        """A creation is a lock when its name says so, when its "exists" failure ends the
+        run, or when that failure is handed to a caller in this file that tests it
+        (``return -1`` / ``resolve(false)`` / ``callback(err)`` on EEXIST, then ``if (fd < 0)
+        return false``).  mkdirp helpers and output files handle EEXIST and go on."""
         if lockish_name(acq.path):
+            return True
+        if stmts is not None and self._eexist(handler) and self._hands_on(stmts, handler):
             return True
         b = acq.busy
         if (
@@ -122,6 +129,37 @@ class Locks:
         ):
             return False  # rethrowing is error handling, not a skip
         return self._eexist(handler)
+
+    def _hands_on(self, stmts: list[Any], handler: Any) -> bool:
+        """The clash branch passes a result on (``return X``, ``resolve(X)``, a call of the
+        callback parameter) and a caller of the (named) function tests what it gets."""
+        passes = False
+        for st in stmts:
+            for n in treesitter.walk(st):
+                if n.type == "return_statement" and n.named_children:
+                    passes = passes or not self._not_clash(n, st)
+                elif n.type == "call_expression":
+                    fn = n.child_by_field_name("function")
+                    if fn is not None and text(fn) in PASS_ON:
+                        passes = passes or not self._not_clash(n, st)
+        if not passes:
+            return False
+        func = syntax.function_of(handler)
+        while func is not None and syntax.function_name(func) is None:
+            func = syntax.function_of(func)  # a callback or a promise executor
+        return func is not None and self.busy.caller_tests(func)
+
+    @staticmethod
+    def _not_clash(node: Any, top: Any) -> bool:
+        """``node`` runs only when the error is not the clash (``if (e.code !== "EEXIST")``)."""
+        for a in syntax.ancestors(node):
+            if a.type == "if_statement":
+                cond = text(a.child_by_field_name("condition") or a)
+                if "EEXIST" in cond and "!=" in cond and not syntax.within(node, cond_alt(a)):
+                    return True
+            if a == top:
+                break
+        return False
 
     def _eexist(self, handler: Any) -> bool:
         return handler is not None and "EEXIST" in text(handler)
@@ -147,7 +185,7 @@ class Locks:
         )
         if stmts is not None:
             acq.busy = self.busy.branch(stmts, call)
-        if not self.decides(acq, handler):
+        if not self.decides(acq, handler, stmts):
             return  # an exclusive create of output, not a lock
         self.add(acq, call)
 
@@ -169,7 +207,7 @@ class Locks:
             return
         acq = Acquire(LockKind.EXISTENCE, q.split(".")[-1], path, self.tree.span(call))
         acq.busy = self.busy.branch(stmts, call) if as_test else None
-        if not as_test or not self.decides(acq, handler):
+        if not as_test or not self.decides(acq, handler, stmts):
             if path is not None:
                 self.facts.created.append(path)
             return
@@ -281,10 +319,14 @@ class Locks:
                 continue
             ifn, negated = self._if_of(test)
             func = syntax.function_of(test)
-            for c in creates:
-                if c.start_byte <= test.end_byte or c.start_byte in taken:
-                    continue
-                if syntax.function_of(c) != func:
+            body = None
+            if ifn is not None:
+                body = ifn.child_by_field_name("alternative" if negated else "consequence")
+            cands = self._creates_after(test, func, creates)
+            # a create outside the busy body first (a takeover inside it creates too)
+            cands.sort(key=lambda cs: body is not None and syntax.within(cs[1], body))
+            for c, site in cands:
+                if c.start_byte in taken:
                     continue
                 target = arg(c, 0)
                 if self.names.callee(c) == "fs.closeSync":  # closeSync(openSync(L, "w"))
@@ -292,7 +334,7 @@ class Locks:
                 cpath = self.names.path(target)
                 if cpath is None or cpath.key() != tpath.key():
                     continue
-                if not (self._removed(cpath) or lockish_name(cpath)):
+                if not self._removed(cpath) and (not lockish_name(cpath) or self._marker(c, test)):
                     continue  # a run-once marker
                 acq = Acquire(
                     LockKind.EXISTENCE,
@@ -302,15 +344,58 @@ class Locks:
                     check_then_create=True,
                     test_span=self.tree.span(test),
                 )
-                if ifn is not None:
-                    body = ifn.child_by_field_name("alternative" if negated else "consequence")
-                    if body is not None and not syntax.within(c, body):
-                        acq.busy = self.busy.branch(syntax.block_statements(body), test)
+                if body is not None and not syntax.within(site, body):
+                    acq.busy = self.busy.branch(syntax.block_statements(body), test)
                 if not (lockish_name(cpath) or (acq.busy is not None and acq.busy.ends_run)):
                     continue  # "create it if missing", not a guard
                 self.add(acq, c)
                 taken.add(c.start_byte)
                 break
+
+    def _creates_after(self, test: Any, func: Any, creates: list[Any]) -> list[tuple[Any, Any]]:
+        """(create, where it runs in ``func``) after ``test``: the creates of ``func`` itself,
+        and those of the local functions ``func`` calls after the test (``start(pidfile)``
+        writing its argument)."""
+        out = []
+        for c in creates:
+            if c.start_byte > test.end_byte and syntax.function_of(c) == func:
+                out.append((c, c))
+        for site in self.tree.calls:
+            if site.start_byte <= test.end_byte or syntax.function_of(site) != func:
+                continue
+            helper = self.names.local_function(site)
+            if helper is None or helper == func:
+                continue
+            out += [(c, site) for c in creates if syntax.within(c, helper)]
+        return out
+
+    def _marker(self, create: Any, test: Any) -> bool:
+        """A name created after the work and never removed is a run-once marker (``done``
+        records, ``<version>.lock`` files): work runs between the test and the create, nothing
+        but returns and logging follows the create in its function, and what it writes is
+        not the process id.  A create right after its test is a lock, wherever it is."""
+        if "process.pid" in text(create):
+            return False
+        st_test, st_create = syntax.statement_of(test), syntax.statement_of(create)
+        if st_test.parent is None or st_test.parent != st_create.parent:
+            return False
+        between = [
+            st
+            for st in syntax.following(st_test)
+            if st.start_byte < st_create.start_byte and not _logging(st)
+        ]
+        if not between:
+            return False
+        n = st_create
+        while n is not None and n.type not in syntax.FUNCTIONS and n.type != "program":
+            for st in syntax.following(n):
+                if st.type in ("return_statement", "break_statement", "empty_statement"):
+                    continue
+                if _logging(st):
+                    continue
+                return False
+            n = n.parent
+        return True
 
     def _if_of(self, test: Any) -> tuple[Any, bool]:
         cond, negated = self.busy._condition_of(test)
@@ -323,3 +408,12 @@ class Locks:
                 if p is not None and p.key() == path.key():
                     return True
         return False
+
+
+def _logging(st: Any) -> bool:
+    return st.type == "expression_statement" and text(st).startswith("console.")
+
+
+def cond_alt(ifn: Any) -> Any:
+    """The ``else`` of an ``if`` (or the ``if`` itself when it has none: nothing is in it)."""
+    return ifn.child_by_field_name("alternative") or ifn.child_by_field_name("condition")

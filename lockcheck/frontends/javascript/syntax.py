@@ -39,8 +39,23 @@ class Tree:
         src = treesitter.source_bytes(text)
         self.root = treesitter.parser(grammar).parse(src).root_node
         self.offsets = treesitter.Offsets(text, src)
-        self.nodes = list(treesitter.walk(self.root))
-        self.calls = [n for n in self.nodes if n.type in ("call_expression", "new_expression")]
+        self._nodes: list[Any] | None = None
+        self._calls: list[Any] | None = None
+
+    @property
+    def nodes(self) -> list[Any]:
+        """Every node, in document order (built on first use: a file read only for its
+        LCK000 never needs them)."""
+        if self._nodes is None:
+            self._nodes = list(treesitter.walk(self.root))
+        return self._nodes
+
+    @property
+    def calls(self) -> list[Any]:
+        if self._calls is None:
+            kinds = ("call_expression", "new_expression")
+            self._calls = [n for n in self.nodes if n.type in kinds]
+        return self._calls
 
     # -- positions ---------------------------------------------------------------------------
     def span(self, node: Any) -> Span:

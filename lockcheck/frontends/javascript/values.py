@@ -45,6 +45,8 @@ class Names:
         self.bindings: dict[str, list[tuple[Any, Any]]] = {}  # name -> [(value, scope)]
         self.functions: dict[str, Any] = {}  # name -> function node
         self.calls_by_name: dict[str, list[Any]] = {}  # callee's last name -> calls
+        self.members: dict[str, list[Any]] = {}  # this.X = value (constructors, methods)
+        self.methods: dict[str, list[Any]] = {}  # class methods and arrow fields by name
         self._paths: dict[tuple[int, int], PathExpr | None] = {}
         self._callees: dict[tuple[int, int], str] = {}
         self._memo: dict[tuple[int, int, str], list[Part]] = {}
@@ -82,12 +84,24 @@ class Names:
                     self._destructure(name, mod)
             elif t == "assignment_expression":
                 left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+                if left is not None and right is not None and left.type == "member_expression":
+                    obj, prop = (
+                        left.child_by_field_name("object"),
+                        left.child_by_field_name("property"),
+                    )
+                    if obj is not None and obj.type == "this" and prop is not None:
+                        self.members.setdefault(text(prop), []).append(unwrap(right))
                 if left is not None and right is not None and left.type == "identifier":
                     right = unwrap(right)
                     if right.type in syntax.FUNCTIONS:
                         self.functions[text(left)] = right
                     else:
                         self._bind(text(left), right, n)
+            elif t == "method_definition" or t in ("field_definition", "public_field_definition"):
+                name = n.child_by_field_name("name") or n.child_by_field_name("property")
+                value = n if t == "method_definition" else n.child_by_field_name("value")
+                if name is not None and value is not None and value.type in syntax.FUNCTIONS:
+                    self.methods.setdefault(text(name), []).append(value)
             elif t in ("function_declaration", "generator_function_declaration"):
                 name = n.child_by_field_name("name")
                 if name is not None:
@@ -228,6 +242,22 @@ class Names:
                 return i
         return -1
 
+    def local_function(self, call: Any) -> Any:
+        """The function of this file a call runs: ``f()`` (a declaration or ``const f = ...``)
+        or ``this.m()`` (the class's one method or arrow field named ``m``), or None."""
+        fn = call.child_by_field_name("function")
+        fn = unwrap(fn) if fn is not None else None
+        if fn is None:
+            return None
+        if fn.type == "identifier":
+            return self.functions.get(text(fn))
+        if fn.type == "member_expression":
+            obj, prop = unwrap(fn.child_by_field_name("object")), fn.child_by_field_name("property")
+            if obj is not None and obj.type == "this" and prop is not None:
+                found = self.methods.get(text(prop), [])
+                return found[0] if len(found) == 1 else None
+        return None
+
     def call_sites(self, func: Any) -> list[Any]:
         name = syntax.function_name(func)
         return list(self.calls_by_name.get(name, [])) if name else []
@@ -266,7 +296,7 @@ class Names:
         key = (node.start_byte, node.end_byte, node.type)
         memo = self._memo.get(key)
         if memo is None:
-            self._memo[key] = [Part(PartKind.UNKNOWN, text(node)[:60])]
+            self._memo[key] = [_unknown(node)]
             memo = self._memo[key] = self._parts_of(node, depth)
         return memo
 
@@ -301,7 +331,7 @@ class Names:
                     return [Part(PartKind.VAR, lp[0].value, default)]
         if t in ("call_expression", "new_expression"):
             return self._call_parts(node, depth)
-        return [Part(PartKind.UNKNOWN, text(node)[:60])]
+        return [_unknown(node)]
 
     def _ident_parts(self, node: Any, depth: int) -> list[Part]:
         name = text(node)
@@ -311,12 +341,12 @@ class Names:
             return [Part(PartKind.SCRIPT)]
         vals = self.values(node)
         if len(vals) > 4:
-            return [Part(PartKind.UNKNOWN, name)]
+            return [_unknown(node)]
         if vals:
             alts = [self._parts(v, depth + 1) for v in vals]
             if all(a == alts[0] for a in alts):
                 return alts[0]
-            return alts[0] if len(vals) == 1 else [Part(PartKind.UNKNOWN, name)]
+            return alts[0] if len(vals) == 1 else [_unknown(node)]
         return [Part(PartKind.VAR, name)]
 
     def _member_parts(self, node: Any, depth: int) -> list[Part]:
@@ -334,11 +364,53 @@ class Names:
             return [Part(PartKind.SCRIPT_DIR)]
         if q in ("import.meta.url", "import.meta.filename"):
             return [Part(PartKind.SCRIPT)]
+        found = self._member_value(node, depth)
+        if found is not None:
+            return self._parts(found, depth + 1)
         if node.child_by_field_name("object") is not None:
             obj = unwrap(node.child_by_field_name("object"))
             if obj.type == "subscript_expression" or q.startswith("process.argv"):
                 return [Part(PartKind.ARG)]
-        return [Part(PartKind.UNKNOWN, text(node)[:60])]
+        return [_unknown(node)]
+
+    def _member_value(self, node: Any, depth: int) -> Any:
+        """The value of ``this.X`` (its one assignment in the file) or of ``obj.X`` where
+        ``obj`` holds an object literal (``{...defaults, ...options}``: the last literal
+        entry for X, spreads read right to left; a spread of an unknown value is skipped,
+        as the defaults are judged)."""
+        obj, prop = unwrap(node.child_by_field_name("object")), node.child_by_field_name("property")
+        if obj is None or prop is None or prop.type != "property_identifier":
+            return None
+        name = text(prop)
+        if obj.type == "this":
+            vals = self.members.get(name, [])
+            return vals[0] if len(vals) == 1 else None
+        if obj.type != "identifier":
+            return None
+        vals = self.values(obj)
+        return self._entry(vals[0], name, depth) if len(vals) == 1 else None
+
+    def _entry(self, value: Any, name: str, depth: int) -> Any:
+        value = unwrap(value)
+        if value is None or depth > MAX_DEPTH:
+            return None
+        if value.type == "identifier":
+            vals = self.values(value)
+            return self._entry(vals[0], name, depth + 1) if len(vals) == 1 else None
+        if value.type != "object":
+            return None
+        for c in reversed(value.named_children):
+            if c.type == "pair":
+                k = c.child_by_field_name("key")
+                if k is not None and (string_value(k) or text(k)) == name:
+                    return unwrap(c.child_by_field_name("value"))
+            elif c.type == "shorthand_property_identifier" and text(c) == name:
+                return c
+            elif c.type == "spread_element" and c.named_children:
+                found = self._entry(c.named_children[0], name, depth + 1)
+                if found is not None:
+                    return found
+        return None
 
     def _call_parts(self, node: Any, depth: int) -> list[Part]:
         q = self.callee(node)
@@ -355,7 +427,10 @@ class Names:
                 ):
                     out = []
                 if out and i:
-                    out.append(Part(PartKind.LIT, "/"))
+                    if p and p[0].kind is PartKind.LIT and p[0].value.startswith("/"):
+                        p = [Part(PartKind.LIT, p[0].value.lstrip("/"))] + p[1:]
+                    if not (out[-1].kind is PartKind.LIT and out[-1].value.endswith("/")):
+                        out.append(Part(PartKind.LIT, "/"))
                 out += p
             if q == "path.resolve" and out and out[0].kind is PartKind.LIT:
                 if not out[0].value.startswith("/"):
@@ -366,7 +441,7 @@ class Names:
             if inner == [Part(PartKind.SCRIPT)]:
                 return [Part(PartKind.SCRIPT_DIR)]
             d = PathExpr(tuple(_merge(inner))).dirname()
-            return list(d.parts) if d is not None else [Part(PartKind.UNKNOWN, text(node)[:60])]
+            return list(d.parts) if d is not None else [_unknown(node)]
         if q in ("url.fileURLToPath", "fileURLToPath") and a:
             return self._parts(a[0], depth + 1)
         if q == "os.tmpdir":
@@ -389,7 +464,7 @@ class Names:
             base = self._parts(a[1], depth + 1)
             if rel is not None and base == [Part(PartKind.SCRIPT)]:
                 return [Part(PartKind.SCRIPT_DIR), Part(PartKind.LIT, "/" + rel.removeprefix("./"))]
-        return [Part(PartKind.UNKNOWN, text(node)[:60])]
+        return [_unknown(node)]
 
     # -- stored PIDs ---------------------------------------------------------------------------
     def read_file(self, node: Any, depth: int = 0) -> PathExpr | None:
@@ -399,6 +474,9 @@ class Names:
         if node is None or depth > MAX_DEPTH:
             return None
         if node.type == "identifier":
+            p = self.callback_read(node)
+            if p is not None:
+                return p
             for v in self.values(node):
                 p = self.read_file(v, depth + 1)
                 if p is not None:
@@ -414,6 +492,38 @@ class Names:
                 if p is not None:
                     return p
         return None
+
+    def callback_read(self, ident: Any) -> PathExpr | None:
+        """The file whose contents a callback parameter holds: the second parameter of
+        ``fs.readFile(F, [opts], (err, data) => ...)``, the first of
+        ``fs.promises.readFile(F).then((data) => ...)``."""
+        name = text(ident)
+        func = syntax.function_of(ident)
+        while func is not None:
+            i = self.param_index(func, name)
+            if i >= 0:
+                break
+            func = syntax.function_of(func)
+        if func is None or func.parent is None or func.parent.type != "arguments":
+            return None
+        call = func.parent.parent
+        if call is None or call.type != "call_expression":
+            return None
+        if self.callee(call) == "fs.readFile" and i == 1:
+            return self.path(arg(call, 0))
+        fn = call.child_by_field_name("function")
+        if fn is not None and fn.type == "member_expression" and i == 0:
+            prop, obj = fn.child_by_field_name("property"), unwrap(fn.child_by_field_name("object"))
+            if prop is not None and text(prop) == "then" and obj is not None:
+                if obj.type == "call_expression" and self.callee(obj) == "fs.readFile":
+                    return self.path(arg(obj, 0))
+        return None
+
+
+def _unknown(node: Any) -> Part:
+    """An expression that cannot be resolved: its source text, shown as ``${expr}`` in
+    messages (a member or call is not the name text it is spelled with)."""
+    return Part(PartKind.UNKNOWN, "${" + text(node)[:60] + "}")
 
 
 def _merge(parts: list[Part]) -> list[Part]:
