@@ -245,15 +245,25 @@ class Branches:
                 return ("durable", None)
             return res
         if t == "list":
-            kids = [c for c in node.named_children if c.type not in STATEMENT_SKIP]
             res = ("zero", None)
             dur = False
-            for k in kids:
+            prev, op = None, None
+            for k in node.children:
+                if not k.is_named:
+                    op = k.type
+                    continue
+                if k.type in STATEMENT_SKIP:
+                    continue
+                if op == "||" and prev is not None and _txt(prev).strip() != "false":
+                    # `cd "$D" || exit 1`: what follows `||` runs only when that command
+                    # fails, which is not how the branch goes on
+                    return ("durable", None) if dur else ("other", None)
                 res = self.classify_busy_stmt(k)
                 if res[0] == "durable":
                     dur = True
                 if res[0] in ("exit", "return", "retry"):
                     return res
+                prev = k
             return ("durable", None) if dur else res
         if t == "pipeline":
             kids = [c for c in node.named_children if c.type not in STATEMENT_SKIP]

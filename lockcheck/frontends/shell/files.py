@@ -8,7 +8,7 @@ import re
 
 from ...model import Acquire, Edit, FixTemplate, LockKind, Part, PartKind, PathExpr, Removal
 from ...paths import lockish_text
-from .data import STATEMENT_SKIP, Pos, _covers, _merge, _txt
+from .data import STATEMENT_SKIP, Branch, Pos, _covers, _merge, _txt
 
 # `stat ... %Y` is tried from the first `stat` of a line only: a later one has less of the line
 # after it, and trying each would rescan the line once per `stat` (quadratic)
@@ -390,6 +390,25 @@ class Files:
             ):
                 # `[ -e L ] && kill -0 "$(cat L)"` as a condition: the branch is the `then`
                 exists_br = pos.chain_success
+                busy = self.branch_outcome(exists_br, 0, node)
+            elif (
+                (busy is None or not busy.ends_run)
+                and not negated
+                and pos.chain_success is not None
+                and exists_br.stmts
+                and all(
+                    self.classify_busy_stmt(n)[0] in ("zero", "durable") for n, _ in exists_br.stmts
+                )
+            ):
+                # `[ -e L ] && echo running && exit 0`: the message succeeds, so the chain
+                # goes on to the exit
+                exists_br = Branch(
+                    exists_br.stmts + pos.chain_success.stmts,
+                    0,
+                    pos.chain_success.fallthrough,
+                    pos.chain_success.tail,
+                    pos.chain_success.frame,
+                )
                 busy = self.branch_outcome(exists_br, 0, node)
             if exists_br.fallthrough:
                 if busy is None or not busy.ends_run:
