@@ -16,6 +16,7 @@ from .values import Values
 
 REMOVES = {"remove-item", "del", "rm", "ri", "erase", "rmdir", "rd"}
 OVERWRITES = {"set-content", "out-file", "sc", "new-item"}
+WRITES = {"set-content", "sc", "out-file", "add-content", "ac"}
 
 
 class Cleanup:
@@ -31,8 +32,22 @@ class Cleanup:
             target, member, args = invocation_parts(inv)
             if target == "io.file" and member == "delete" and args:
                 self._removal(inv, self.values.path(args[0]))
+        self._own_files()
         self._pids()
         self._coverage()
+
+    def _own_files(self) -> None:
+        """What the script writes itself, and names with a per-process part (``$PID``), are
+        its own: removing them is no foreign removal."""
+        for cmd in self.tree.commands:
+            if syntax.command_name(cmd) in WRITES:
+                c = self.values.command(cmd)
+                p = self.values.path(c.get("path", "literalpath", "filepath", position=0))
+                if p is not None:
+                    self.facts.created.append(p)
+        for r in self.facts.removals:
+            if r.path is not None and r.path.has_unique:
+                self.facts.created.append(r.path)
 
     def _context(self, node: Any, depth: int = 0) -> tuple[str, Any]:
         for a in syntax.ancestors(node):
@@ -159,10 +174,37 @@ class Cleanup:
             )
 
     def _coverage(self) -> None:
+        breakers = {r.span for r in self.facts.removals if r.stale_guard}  # no releases
         for acq in self.facts.acquires:
             mine = [
-                r for r in self.facts.removals if not r.stale_guard and same_path(r.path, acq.path)
+                r
+                for r in self.facts.removals
+                if not r.stale_guard and r.span not in breakers and same_path(r.path, acq.path)
             ]
             if mine:
                 acq.released = True
                 acq.release_on_every_exit = any(r.via == "finally" for r in mine)
+                if not acq.release_on_every_exit and self._handed_out(acq, mine):
+                    acq.release_on_every_exit = True  # the caller, not in this file, releases
+
+    def _handed_out(self, acq: Any, removals: list[Removal]) -> bool:
+        """A library pair: the lock is taken in a function that nothing in this file calls
+        and released in another function: its caller, elsewhere, is the one to judge."""
+        if acq.function is None or self._called(acq.function):
+            return False
+        for r in removals:
+            func = self._function_at(r.span.start)
+            if func is None or syntax.function_name(func) == acq.function:
+                return False
+        return True
+
+    def _called(self, name: str) -> bool:
+        return any(syntax.command_name(c) == name for c in self.tree.commands)
+
+    def _function_at(self, offset: int) -> Any:
+        func = None
+        for f in self.values.functions.values():
+            s, e = self.tree.char(f.start_byte), self.tree.char(f.end_byte)
+            if s <= offset < e and (func is None or f.start_byte > func.start_byte):
+                func = f
+        return func
