@@ -157,6 +157,19 @@ def test_loops_that_do_not_wait_for_one_name_are_not_locks(tmp_path):
                     catch { Write-Warning "cannot create: $_"; break }
                 }
             """,
+            # a random name per attempt until one is free: a temporary file, not a lock
+            "random.ps1": """
+                function New-ScratchFile([string]$Dir) {
+                    $tries = 0
+                    do {
+                        $tries += 1
+                        $name = [System.IO.Path]::GetRandomFileName()
+                        $candidate = Join-Path -Path $Dir -ChildPath "scratch-$name"
+                        try { $made = New-Item -Path $candidate -ItemType File } catch { $made = $null }
+                    } until (($null -ne $made) -or ($tries -ge 5))
+                    return $made
+                }
+            """,
             # one item per input, errors logged: no loop waits for a name
             "per_item.ps1": """
                 foreach ($user in Get-Content users.txt) {
@@ -481,3 +494,65 @@ def test_one_lock_per_create(tmp_path):
         assert [c for c, _ in found if c == "LCK103"] == ["LCK103"], (name, found)
         assert [c for c, _ in found if c == "LCK501"] == ["LCK501"], (name, found)
         assert ("LCK103", 3) in found, (name, found)
+
+
+# --------------------------------------------------------------------------- pre-masking
+
+BARE_PATH_LOCK = """
+    Import-Module $PSScriptRoot\\..\\Common\\Common.psd1 -Force
+    try {
+        New-Item -ItemType File $PSScriptRoot\\run.lock -ErrorAction Stop | Out-Null
+    } catch {
+        Write-Host 'already running'
+        exit 0
+    }
+    try { Invoke-Job -Property Name, Id } finally { Remove-Item $PSScriptRoot\\run.lock }
+"""
+
+
+def test_bare_path_arguments_the_grammar_rejects_are_read(tmp_path):
+    """`$PSScriptRoot\\run.lock` as a bare argument and `-Property Name, Id` are valid
+    PowerShell that tree-sitter-powershell 0.26 rejects: they are masked (same length) for
+    the grammar and read as written."""
+    rows = scan(
+        tmp_path,
+        {
+            "bare.ps1": BARE_PATH_LOCK,
+            "env.ps1": """
+                if (Test-Path $env:ProgramData\\Report\\report.lock) {
+                    Write-Host 'report already running'
+                    exit
+                }
+                New-Item -ItemType File $env:ProgramData\\Report\\report.lock | Out-Null
+                Invoke-Report
+                Remove-Item $env:ProgramData\\Report\\report.lock
+            """,
+            # a quoted path stays as it was: beside the script all the same
+            "quoted.ps1": BARE_PATH_LOCK.replace(
+                "$PSScriptRoot\\run.lock", '"$PSScriptRoot\\run.lock"'
+            ),
+        },
+    )
+    assert {("LCK101", 3), ("LCK501", 3), ("LCK401", 6)} <= rows["bare.ps1"]
+    assert {("LCK101", 3), ("LCK501", 3), ("LCK401", 6)} <= rows["quoted.ps1"]
+    assert ("LCK103", 5) in rows["env.ps1"]
+    assert "LCK000" not in codes(rows["bare.ps1"])
+
+
+def test_masked_file_is_fixed_and_reported_as_written(tmp_path):
+    path = write(tmp_path, "job.ps1", textwrap.dedent(BARE_PATH_LOCK).lstrip("\n"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "check", "--output-format", "json", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    msgs = {r["code"]: r["message"] for r in json.loads(proc.stdout)}
+    assert "<script_dir>/run.lock" in msgs["LCK501"], msgs
+    subprocess.run(
+        [sys.executable, "-m", "lockcheck", "check", "--fix", "--unsafe-fixes", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    fixed = path.read_text()
+    original = textwrap.dedent(BARE_PATH_LOCK).lstrip("\n")
+    assert fixed == original.replace("    exit 0\n", "    exit 75\n"), fixed

@@ -18,6 +18,8 @@ from .syntax import text
 LOOPS = ("while_statement", "do_statement", "for_statement", "foreach_statement")
 SLEEPS = {"start-sleep", "sleep"}
 LEAVES = ("break", "return", "exit")
+# values that differ on each pass: a random or temporary name, a GUID, the time
+_FRESH = re.compile(r"random|guid|tempfilename|get-date|ticks|now\b", re.I)
 _NULL_EQ = re.compile(r"\$null\s*-(?:c|i)?eq\b|-(?:c|i)?eq\s*\$null\b", re.I)
 
 
@@ -100,7 +102,8 @@ def goes_round(loop: Any, handler: Any) -> bool:
 
 def per_attempt(loop: Any, create: Any) -> bool:
     """The create names something new on each pass (a ``foreach``/``for`` variable, a
-    counter, or a variable computed from one): trying candidates, not waiting for a name."""
+    counter, a random name, a GUID or the time, or a variable computed from one): trying
+    candidates, not waiting for one name."""
     names: set[str | None] = set()
     if loop.type == "foreach_statement":
         names |= {syntax.var_name(c) for c in loop.named_children if c.type == "variable"}
@@ -112,10 +115,14 @@ def per_attempt(loop: Any, create: Any) -> bool:
             names |= {syntax.var_name(v) for v in syntax.descendants(n, "variable")}
         elif n.type == "assignment_expression" and re.search(r"[-+]=", text(n)[:80]):
             names.add(syntax.var_name(n.named_children[0]))
+    assigned = [
+        (syntax.var_name(a.named_children[0]), text(a.named_children[-1]))
+        for a in syntax.descendants(loop, "assignment_expression")
+    ]
+    names |= {n for n, value in assigned if _FRESH.search(value)}
     names.discard(None)
-    for a in syntax.descendants(loop, "assignment_expression"):
-        if _mentions(text(a.named_children[-1]), names):
-            names.add(syntax.var_name(a.named_children[0]))
+    for _ in range(3):  # names computed from those
+        names |= {n for n, value in assigned if _mentions(value, names)}
     return _mentions(text(create), names)
 
 
