@@ -170,6 +170,15 @@ def test_loops_that_do_not_wait_for_one_name_are_not_locks(tmp_path):
                     return $made
                 }
             """,
+            # a share folder made with retries for transient errors and kept: not a lock
+            "share_retry.ps1": """
+                $target = '\\\\fs01\\exports\\daily'
+                for ($i = 0; $i -lt 5; $i++) {
+                    try { New-Item -ItemType Directory -Path $target -ErrorAction Stop | Out-Null; break }
+                    catch { Start-Sleep -Seconds 2 }
+                }
+                Copy-Item C:\\exports\\*.csv $target
+            """,
             # one item per input, errors logged: no loop waits for a name
             "per_item.ps1": """
                 foreach ($user in Get-Content users.txt) {

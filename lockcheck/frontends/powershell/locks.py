@@ -214,6 +214,8 @@ class Locks(TestThenCreate):
         else:  # if (New-Item ...): $null on failure, whatever -ErrorAction says
             decider, retrying = self._condition_guard(cmd, acq)
             never = force
+        if retrying and not self.held(path):
+            decider = None  # retried on any error, never released: making sure it exists
         if decider is None or (not retrying and not self.decides(acq, decider)) or _own(path):
             if path is not None:
                 (self.facts.dirs_made if kind == "directory" else self.facts.created).append(path)
@@ -286,6 +288,11 @@ class Locks(TestThenCreate):
         if lockish_name(acq.path):
             return ifn, True
         return None, False
+
+    def held(self, path: PathExpr | None) -> bool:
+        """A retried create is a lock when it is named like one or removed again (released):
+        a folder made with retries on a share and kept is making sure it exists."""
+        return path is not None and (lockish_name(path) or self._removed(path))
 
     def skips(self, b: BusyBranch | None) -> bool:
         """The branch ends the run without raising (``throw`` is error handling)."""
@@ -375,6 +382,8 @@ class Locks(TestThenCreate):
         if guard is None:
             acq.busy = self._busy_of_try(inv)
         handler, retrying = guard or (self.catch_of(inv)[1], False)
+        if retrying and not self.held(path):
+            retrying, handler = False, None
         if acq.kind is LockKind.EXISTENCE and not (retrying or self.decides(acq, handler)):
             return
         if acq.kind is LockKind.EXISTENCE and _own(path):

@@ -13,7 +13,7 @@ from typing import Any
 from ...model import Acquire, LockKind
 from ...paths import lockish_name
 from . import retry, syntax
-from .syntax import text
+from .syntax import invocation_parts, text
 
 CREATES = {"new-item", "set-content", "out-file", "add-content", "ni", "sc"}
 TESTS = {"test-path"}
@@ -110,10 +110,17 @@ class TestThenCreate:
         return retry.leaves_loop(ifn, loop, test) and retry.goes_round(loop, ifn)
 
     def _removed(self, path: Any) -> bool:
+        """The file removes ``path`` somewhere (``Remove-Item``, ``[IO.File]::Delete``)."""
         for cmd in self.tree.commands:
             if syntax.command_name(cmd) in REMOVES:
                 c = self.values.command(cmd)
                 p = self.values.path(c.get("path", "literalpath", position=0))
+                if p is not None and p.key() == path.key():
+                    return True
+        for inv in self.tree.invocations:
+            target, member, args = invocation_parts(inv)
+            if target == "io.file" and member == "delete" and args:
+                p = self.values.path(args[0])
                 if p is not None and p.key() == path.key():
                     return True
         return False
