@@ -505,6 +505,56 @@ def test_one_lock_per_create(tmp_path):
         assert ("LCK103", 3) in found, (name, found)
 
 
+# --------------------------------------------------------------------------- LCK106 by age
+
+
+def test_lck106_lock_removed_after_an_age_test(tmp_path):
+    rows = scan(
+        tmp_path,
+        {
+            "sibling.ps1": """
+                $LockFile = "$env:ProgramData\\Sync\\sync.lock"
+                if (Test-Path $LockFile) {
+                    $age = (Get-Date) - (Get-Item $LockFile).LastWriteTime
+                    if ($age.TotalMinutes -lt 60) { Write-Host 'already running'; exit 75 }
+                    Remove-Item $LockFile -Force
+                }
+                New-Item $LockFile -ItemType File | Out-Null
+                try { Invoke-Sync } finally { Remove-Item $LockFile -Force }
+            """,
+            "condition.ps1": """
+                $lock = 'C:\\ProgramData\\Sync\\sync.d'
+                if ((Get-Item $lock).CreationTime -lt (Get-Date).AddHours(-2)) {
+                    Remove-Item $lock -Recurse
+                }
+                try { New-Item -ItemType Directory $lock -ErrorAction Stop | Out-Null }
+                catch { exit 75 }
+                try { Invoke-Sync } finally { Remove-Item $lock -Recurse }
+            """,
+            "timespan.ps1": """
+                $lock = 'C:\\ProgramData\\Sync\\sync.lock'
+                $item = Get-Item $lock -ErrorAction SilentlyContinue
+                if ($item -and (New-TimeSpan -Start $item.LastWriteTime).TotalHours -gt 6) {
+                    Remove-Item $lock
+                }
+            """,
+            # old reports are deleted by age: no lock
+            "reports.ps1": """
+                $report = 'C:\\Reports\\daily.csv'
+                if ((Get-Item $report).LastWriteTime -lt (Get-Date).AddDays(-7)) {
+                    Remove-Item $report
+                }
+            """,
+        },
+    )
+    assert ("LCK106", 5) in rows["sibling.ps1"]
+    assert ("LCK106", 3) in rows["condition.ps1"]
+    assert ("LCK106", 4) in rows["timespan.ps1"]
+    assert "LCK106" not in codes(rows["reports.ps1"])
+    # the release in finally is no breaker
+    assert ("LCK106", 8) not in rows["sibling.ps1"]
+
+
 # --------------------------------------------------------------------------- pre-masking
 
 BARE_PATH_LOCK = """

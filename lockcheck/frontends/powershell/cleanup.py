@@ -1,19 +1,22 @@
 """Stage 4: removals (``Remove-Item``, ``[IO.File]::Delete``) and what runs them (``finally``;
 a ``trap``, which runs for terminating errors only, never on ``exit``; a function called from
 either), stored-PID checks (``Get-Process -Id``) and kills (``Stop-Process -Id``) on a PID
-read from a file, stale-lock breakers after them, release coverage."""
+read from a file, stale-lock breakers after them or after an age test (``LastWriteTime``,
+``New-TimeSpan``), release coverage."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
-from ...paths import same_path
+from ...paths import lockish_name, same_path
 from . import syntax
 from .locks import Locks
 from .syntax import Tree, invocation_parts, text
 from .values import Values
 
+_AGE = re.compile(r"\.(?:lastwritetime|creationtime|lastaccesstime)(?:utc)?\b|new-timespan", re.I)
 REMOVES = {"remove-item", "del", "rm", "ri", "erase", "rmdir", "rd"}
 OVERWRITES = {"set-content", "out-file", "sc", "new-item"}
 WRITES = {"set-content", "sc", "out-file", "add-content", "ac"}
@@ -75,10 +78,38 @@ class Cleanup:
             for a in syntax.ancestors(node)
         )
         r.drop_fix = self._drop_fix(node)
+        if via == "direct" and self._age_guarded(node) and self._lock_path(path):
+            r.stale_guard = "age"
         if hook is not None:
             r.hook_span = self.tree.span(hook.children[0])
             self._hook(path, via, hook)
         self.facts.removals.append(r)
+
+    def _age_guarded(self, node: Any) -> bool:
+        """An age test decides whether ``node`` runs: a file time (``LastWriteTime``,
+        ``CreationTime``...) or ``New-TimeSpan`` in an enclosing ``if`` condition or in a
+        statement before it in an enclosing block."""
+        child = node
+        for a in syntax.ancestors(node):
+            if a.type in ("function_statement", "script_block_expression"):
+                return False
+            if a.type in ("if_statement", "elseif_clause"):
+                cond = next((c for c in a.named_children if c.type == "pipeline"), None)
+                if cond is not None and _AGE.search(text(cond)):
+                    return True
+            if a.type == "statement_list":
+                for st in a.named_children:
+                    if st.start_byte >= child.start_byte:
+                        break
+                    if _AGE.search(text(st)):
+                        return True
+            child = a
+        return False
+
+    def _lock_path(self, path: Any) -> bool:
+        if path is None:
+            return False
+        return lockish_name(path) or any(same_path(a.path, path) for a in self.facts.acquires)
 
     def _drop_fix(self, node: Any) -> FixTemplate | None:
         st = node
