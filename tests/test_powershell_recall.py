@@ -505,6 +505,29 @@ def test_one_lock_per_create(tmp_path):
         assert ("LCK103", 3) in found, (name, found)
 
 
+def test_create_if_missing_whose_catch_aborts_is_no_lock(tmp_path):
+    src = """
+        function Confirm-OutputPath {
+            param([string]$Path)
+            if (-not (Test-Path $Path)) {
+                try {
+                    Write-Output "creating $Path"
+                    New-Item $Path -ItemType Directory -Force
+                }
+                catch {
+                    Write-Output "could not create $Path, stopping"
+                    exit
+                }
+            }
+        }
+    """
+    rows = scan(
+        tmp_path, {"confirm.ps1": src, "busy.ps1": src.replace("could not create", "busy:")}
+    )
+    assert not codes(rows["confirm.ps1"]) & {"LCK101", "LCK109", "LCK103"}, rows
+    assert ("LCK109", 6) in rows["busy.ps1"]
+
+
 # --------------------------------------------------------------------------- LCK106 by age
 
 

@@ -30,6 +30,7 @@ from .values import Values
 DURABLE = {"add-content", "write-eventlog", "start-transcript", "ac"}
 APPEND_DURABLE = {"out-file", "tee-object"}
 _NONFAILING_EA = {"silentlycontinue", "ignore", "continue", "0", "4"}
+_FAILURE = re.compile(r"could not|cannot|can't|unable to|failed|abort", re.I)
 LINKS = {"hardlink": "HardLink", "symboliclink": "SymbolicLink", "junction": "Junction"}
 ITEM_KINDS = {"file": "File", "directory": "Directory", **LINKS}
 
@@ -216,6 +217,8 @@ class Locks(TestThenCreate):
             never = force
         if retrying and not self.held(path):
             decider = None  # retried on any error, never released: making sure it exists
+        if guard is not None and not retrying and self._ensures(cmd, path, decider):
+            decider = None
         if decider is None or (not retrying and not self.decides(acq, decider)) or _own(path):
             if path is not None:
                 (self.facts.dirs_made if kind == "directory" else self.facts.created).append(path)
@@ -313,6 +316,25 @@ class Locks(TestThenCreate):
         return b.status in (0, 75) or any(
             w in src for w in ("exist", "ioexception", "busy", "running")
         )
+
+    def _ensures(self, cmd: Any, path: PathExpr | None, handler: Any) -> bool:
+        """``if (-not (Test-Path P)) { try { New-Item P } catch { "could not create P";
+        exit } }``: made because it is missing, and a failure is an error, not "busy"."""
+        src = text(handler).lower() if handler is not None else ""
+        if path is None or _FAILURE.search(src) is None:
+            return False
+        if any(w in src for w in ("exist", "busy", "running")):
+            return False
+        for test in self.tree.commands:
+            if syntax.command_name(test) != "test-path" or test.start_byte > cmd.start_byte:
+                continue
+            ifn, negated = self.condition_of(test)
+            if ifn is None or not negated or not syntax.within(cmd, syntax.block_of(ifn)):
+                continue
+            t = self.values.path(self.values.command(test).get("path", "literalpath", position=0))
+            if t is not None and t.key() == path.key():
+                return True
+        return False
 
     def _ends(self, catch: Any) -> bool:
         return any(
