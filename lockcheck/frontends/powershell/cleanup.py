@@ -1,21 +1,25 @@
 """Stage 4: removals (``Remove-Item``, ``[IO.File]::Delete``) and what runs them (``finally``;
 a ``trap``, which runs for terminating errors only, never on ``exit``; a function called from
 either), stored-PID checks (``Get-Process -Id``) and kills (``Stop-Process -Id``) on a PID
-read from a file, stale-lock breakers after them, release coverage."""
+read from a file, stale-lock breakers after them or after an age test (``LastWriteTime``,
+``New-TimeSpan``), release coverage."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
-from ...paths import same_path
+from ...paths import lockish_name, same_path
 from . import syntax
 from .locks import Locks
 from .syntax import Tree, invocation_parts, text
 from .values import Values
 
+_AGE = re.compile(r"\.(?:lastwritetime|creationtime|lastaccesstime)(?:utc)?\b|new-timespan", re.I)
 REMOVES = {"remove-item", "del", "rm", "ri", "erase", "rmdir", "rd"}
 OVERWRITES = {"set-content", "out-file", "sc", "new-item"}
+WRITES = {"set-content", "sc", "out-file", "add-content", "ac"}
 
 
 class Cleanup:
@@ -31,8 +35,22 @@ class Cleanup:
             target, member, args = invocation_parts(inv)
             if target == "io.file" and member == "delete" and args:
                 self._removal(inv, self.values.path(args[0]))
+        self._own_files()
         self._pids()
         self._coverage()
+
+    def _own_files(self) -> None:
+        """What the script writes itself, and names with a per-process part (``$PID``), are
+        its own: removing them is no foreign removal."""
+        for cmd in self.tree.commands:
+            if syntax.command_name(cmd) in WRITES:
+                c = self.values.command(cmd)
+                p = self.values.path(c.get("path", "literalpath", "filepath", position=0))
+                if p is not None:
+                    self.facts.created.append(p)
+        for r in self.facts.removals:
+            if r.path is not None and r.path.has_unique:
+                self.facts.created.append(r.path)
 
     def _context(self, node: Any, depth: int = 0) -> tuple[str, Any]:
         for a in syntax.ancestors(node):
@@ -60,10 +78,38 @@ class Cleanup:
             for a in syntax.ancestors(node)
         )
         r.drop_fix = self._drop_fix(node)
+        if via == "direct" and self._age_guarded(node) and self._lock_path(path):
+            r.stale_guard = "age"
         if hook is not None:
             r.hook_span = self.tree.span(hook.children[0])
             self._hook(path, via, hook)
         self.facts.removals.append(r)
+
+    def _age_guarded(self, node: Any) -> bool:
+        """An age test decides whether ``node`` runs: a file time (``LastWriteTime``,
+        ``CreationTime``...) or ``New-TimeSpan`` in an enclosing ``if`` condition or in a
+        statement before it in an enclosing block."""
+        child = node
+        for a in syntax.ancestors(node):
+            if a.type in ("function_statement", "script_block_expression"):
+                return False
+            if a.type in ("if_statement", "elseif_clause"):
+                cond = next((c for c in a.named_children if c.type == "pipeline"), None)
+                if cond is not None and _AGE.search(text(cond)):
+                    return True
+            if a.type == "statement_list":
+                for st in a.named_children:
+                    if st.start_byte >= child.start_byte:
+                        break
+                    if _AGE.search(text(st)):
+                        return True
+            child = a
+        return False
+
+    def _lock_path(self, path: Any) -> bool:
+        if path is None:
+            return False
+        return lockish_name(path) or any(same_path(a.path, path) for a in self.facts.acquires)
 
     def _drop_fix(self, node: Any) -> FixTemplate | None:
         st = node
@@ -159,10 +205,37 @@ class Cleanup:
             )
 
     def _coverage(self) -> None:
+        breakers = {r.span for r in self.facts.removals if r.stale_guard}  # no releases
         for acq in self.facts.acquires:
             mine = [
-                r for r in self.facts.removals if not r.stale_guard and same_path(r.path, acq.path)
+                r
+                for r in self.facts.removals
+                if not r.stale_guard and r.span not in breakers and same_path(r.path, acq.path)
             ]
             if mine:
                 acq.released = True
                 acq.release_on_every_exit = any(r.via == "finally" for r in mine)
+                if not acq.release_on_every_exit and self._handed_out(acq, mine):
+                    acq.release_on_every_exit = True  # the caller, not in this file, releases
+
+    def _handed_out(self, acq: Any, removals: list[Removal]) -> bool:
+        """A library pair: the lock is taken in a function that nothing in this file calls
+        and released in another function: its caller, elsewhere, is the one to judge."""
+        if acq.function is None or self._called(acq.function):
+            return False
+        for r in removals:
+            func = self._function_at(r.span.start)
+            if func is None or syntax.function_name(func) == acq.function:
+                return False
+        return True
+
+    def _called(self, name: str) -> bool:
+        return any(syntax.command_name(c) == name for c in self.tree.commands)
+
+    def _function_at(self, offset: int) -> Any:
+        func = None
+        for f in self.values.functions.values():
+            s, e = self.tree.char(f.start_byte), self.tree.char(f.end_byte)
+            if s <= offset < e and (func is None or f.start_byte > func.start_byte):
+                func = f
+        return func

@@ -22,18 +22,20 @@ from ...model import (
     PathExpr,
 )
 from ...paths import lockish_name
-from . import syntax
+from . import retry, syntax
 from .syntax import Tree, invocation_parts, text, unwrap
+from .testcreate import TestThenCreate
 from .values import Values
 
 DURABLE = {"add-content", "write-eventlog", "start-transcript", "ac"}
 APPEND_DURABLE = {"out-file", "tee-object"}
-CREATES = {"new-item", "set-content", "out-file", "add-content", "ni", "sc"}
-TESTS = {"test-path"}
 _NONFAILING_EA = {"silentlycontinue", "ignore", "continue", "0", "4"}
+_FAILURE = re.compile(r"could not|cannot|can't|unable to|failed|abort", re.I)
+LINKS = {"hardlink": "HardLink", "symboliclink": "SymbolicLink", "junction": "Junction"}
+ITEM_KINDS = {"file": "File", "directory": "Directory", **LINKS}
 
 
-class Locks:
+class Locks(TestThenCreate):
     def __init__(self, tree: Tree, values: Values, facts: FileFacts) -> None:
         self.tree, self.values, self.facts = tree, values, facts
         self.nodes: list[Any] = []
@@ -195,24 +197,29 @@ class Locks:
         c = self.values.command(cmd)
         path = self.values.path(c.get("path", "literalpath", position=0))
         name = c.get("name")
-        if name is not None and path is not None:
+        if name is not None:  # -Name alone is relative to the working directory
             path = self.values.path(name) if path is None else _join(path, self.values.path(name))
         kind = (self.values.literal(c.get("itemtype", "type")) or "File").lower()
-        if kind not in ("file", "directory"):
+        if kind not in ITEM_KINDS:
             return
-        tr, catch = self.catch_of(cmd)
         ea = (self.values.literal(c.get("erroraction", "ea")) or "").lower()
         stop = ea == "stop" or (not ea and self._preference_stop(cmd))
         force = c.has("force")
-        if catch is None or not self._ends(catch):
-            if path is not None:
-                (self.facts.dirs_made if kind == "directory" else self.facts.created).append(path)
-            return
-        never = force or ea in _NONFAILING_EA or not stop
-        mech = "New-Item" + (" -Force" if force else "")
+        mech = "New-Item" + (f" -ItemType {ITEM_KINDS[kind]}" if kind in LINKS else "")
+        mech += " -Force" if force else ""
         acq = Acquire(LockKind.EXISTENCE, mech, path, self.tree.span(cmd))
-        acq.busy = self.busy(syntax.statements(syntax.block_of(catch)), cmd)
-        if not self.decides(acq, catch):
+        guard = self._handler_guard(cmd, acq)
+        if guard is not None:
+            decider, retrying = guard
+            never = force or ea in _NONFAILING_EA or not stop
+        else:  # if (New-Item ...): $null on failure, whatever -ErrorAction says
+            decider, retrying = self._condition_guard(cmd, acq)
+            never = force
+        if retrying and not self.held(path):
+            decider = None  # retried on any error, never released: making sure it exists
+        if guard is not None and not retrying and self._ensures(cmd, path, decider):
+            decider = None
+        if decider is None or (not retrying and not self.decides(acq, decider)) or _own(path):
             if path is not None:
                 (self.facts.dirs_made if kind == "directory" else self.facts.created).append(path)
             return
@@ -227,6 +234,69 @@ class Locks:
         if path is not None:
             self.facts.created.append(path)  # its own name: removing it is no LCK107
 
+    def _handler_guard(self, node: Any, acq: Acquire) -> tuple[Any, bool] | None:
+        """(the catch or trap, retries) when one handles ``node``'s failure by ending the run
+        or by trying again in a loop; sets the busy branch (None for a retry loop)."""
+        tr, catch = self.catch_of(node)
+        handler = catch if catch is not None else retry.trap_of(node)
+        if handler is None:
+            return None
+        if catch is not None:
+            success = syntax.block_of(tr)
+        else:
+            success = next(a for a in syntax.ancestors(node) if a.type == "statement_list")
+        retrying = retry.retry_loop(node, handler, success)
+        if not self._ends(handler):
+            if not retrying:
+                return None
+            acq.busy = None
+            return handler, True
+        acq.busy = self.busy(syntax.statements(syntax.block_of(handler)), node)
+        return handler, retrying
+
+    def _condition_guard(self, cmd: Any, acq: Acquire) -> tuple[Any, bool]:
+        """(the ``if``, retries) when the item ``cmd`` returns (``$null`` when it failed) is
+        tested, directly or through the variable it is assigned to; else (None, False)."""
+        at = cmd
+        ifn, negated = self.condition_of(cmd)
+        if ifn is None:
+            var = self._assigned_var(cmd)
+            for v in self.tree.nodes if var else ():
+                if v.type == "variable" and v.start_byte > cmd.end_byte:
+                    if syntax.var_name(v) == var:
+                        ifn, negated = self.condition_of(v)
+                        at = v
+                        break
+        if ifn is None:
+            return None, False
+        on_failure = negated != retry.null_tested(at, ifn)  # the then-branch runs on failure
+        stmts = self.if_branch(ifn, on_failure)
+        loop = retry.loop_of(cmd)
+        if stmts:
+            acq.busy = self.busy(stmts, at)
+            success = loop.child_by_field_name("body") if loop is not None else None
+            success = success or (syntax.block_of(loop) if loop is not None else None)
+            if not acq.busy.ends_run and loop is not None:
+                handler = syntax.block_of(ifn) if on_failure else ifn
+                if retry.retry_loop(cmd, handler, success):
+                    acq.busy = None
+                    return ifn, True
+            return ifn, False
+        then = syntax.block_of(ifn)
+        if not on_failure and retry.retry_loop(cmd, None, then):
+            acq.busy = None
+            return ifn, True
+        # if (New-Item L) { work }: the creation is the condition of the work
+        acq.busy = BusyBranch(self.tree.span(ifn), False, None)
+        if lockish_name(acq.path):
+            return ifn, True
+        return None, False
+
+    def held(self, path: PathExpr | None) -> bool:
+        """A retried create is a lock when it is named like one or removed again (released):
+        a folder made with retries on a share and kept is making sure it exists."""
+        return path is not None and (lockish_name(path) or self._removed(path))
+
     def skips(self, b: BusyBranch | None) -> bool:
         """The branch ends the run without raising (``throw`` is error handling)."""
         if b is None or not b.ends_run:
@@ -235,7 +305,7 @@ class Locks:
 
     def decides(self, acq: Acquire, catch: Any) -> bool:
         """A creation is a lock when its name says so, when its catch tells "exists" apart,
-        or when the catch skips (exit 0, bare exit, return); a catch that reports an error
+        or when the catch skips (exit 0 or 75, bare exit, return); a catch that reports an error
         and exits non-zero is error handling (``New-Item`` of an output folder)."""
         if lockish_name(acq.path):
             return True
@@ -243,7 +313,28 @@ class Locks:
         if not self.skips(b):
             return False
         src = text(catch).lower() if catch is not None else ""
-        return b.status == 0 or any(w in src for w in ("exist", "ioexception", "busy", "running"))
+        return b.status in (0, 75) or any(
+            w in src for w in ("exist", "ioexception", "busy", "running")
+        )
+
+    def _ensures(self, cmd: Any, path: PathExpr | None, handler: Any) -> bool:
+        """``if (-not (Test-Path P)) { try { New-Item P } catch { "could not create P";
+        exit } }``: made because it is missing, and a failure is an error, not "busy"."""
+        src = text(handler).lower() if handler is not None else ""
+        if path is None or _FAILURE.search(src) is None:
+            return False
+        if any(w in src for w in ("exist", "busy", "running")):
+            return False
+        for test in self.tree.commands:
+            if syntax.command_name(test) != "test-path" or test.start_byte > cmd.start_byte:
+                continue
+            ifn, negated = self.condition_of(test)
+            if ifn is None or not negated or not syntax.within(cmd, syntax.block_of(ifn)):
+                continue
+            t = self.values.path(self.values.command(test).get("path", "literalpath", position=0))
+            if t is not None and t.key() == path.key():
+                return True
+        return False
 
     def _ends(self, catch: Any) -> bool:
         return any(
@@ -309,8 +400,15 @@ class Locks:
             acq.truncating = "truncate" in mode or mode.endswith("create")
         else:
             return
-        acq.busy = self._busy_of_try(inv)
-        if acq.kind is LockKind.EXISTENCE and not self.decides(acq, self.catch_of(inv)[1]):
+        guard = self._handler_guard(inv, acq)
+        if guard is None:
+            acq.busy = self._busy_of_try(inv)
+        handler, retrying = guard or (self.catch_of(inv)[1], False)
+        if retrying and not self.held(path):
+            retrying, handler = False, None
+        if acq.kind is LockKind.EXISTENCE and not (retrying or self.decides(acq, handler)):
+            return
+        if acq.kind is LockKind.EXISTENCE and _own(path):
             return
         if acq.kind is LockKind.FLOCK and self.skips(acq.busy):  # a rethrow is no busy branch
             acq.open_failure_is_busy = not self._tells_sharing_apart(self.catch_of(inv)[0])
@@ -405,55 +503,10 @@ class Locks:
                 return None
         return None
 
-    # -- Test-Path then create ---------------------------------------------------------------------------
-    def _test_then_create(self) -> None:
-        taken = {n.start_byte for n in self.nodes}
-        for test in self.tree.commands:
-            if syntax.command_name(test) not in TESTS:
-                continue
-            tpath = self.values.path(
-                self.values.command(test).get("path", "literalpath", position=0)
-            )
-            ifn, negated = self.condition_of(test)
-            if tpath is None or ifn is None:
-                continue
-            for cmd in self.tree.commands:
-                name = syntax.command_name(cmd)
-                if name not in CREATES or cmd.start_byte < test.end_byte or cmd.start_byte in taken:
-                    continue
-                if syntax.scope_of(cmd) != syntax.scope_of(test):
-                    continue
-                c = self.values.command(cmd)
-                cpath = self.values.path(c.get("path", "literalpath", "filepath", position=0))
-                if cpath is None or cpath.key() != tpath.key():
-                    continue
-                if not (self._removed(cpath) or lockish_name(cpath)):
-                    continue
-                acq = Acquire(
-                    LockKind.EXISTENCE,
-                    "Test-Path then create",
-                    cpath,
-                    self.tree.span(cmd),
-                    check_then_create=True,
-                    test_span=self.tree.span(test),
-                )
-                stmts = self.if_branch(ifn, not negated)
-                if stmts is not None:
-                    acq.busy = self.busy(stmts, test)
-                if not (lockish_name(cpath) or self.skips(acq.busy)):
-                    continue  # "create it if missing", not a guard
-                self.add(acq, cmd)
-                taken.add(cmd.start_byte)
-                break
 
-    def _removed(self, path: Any) -> bool:
-        for cmd in self.tree.commands:
-            if syntax.command_name(cmd) in ("remove-item", "del", "rm", "ri", "erase"):
-                c = self.values.command(cmd)
-                p = self.values.path(c.get("path", "literalpath", position=0))
-                if p is not None and p.key() == path.key():
-                    return True
-        return False
+def _own(path: PathExpr | None) -> bool:
+    """A per-process name (``LOCK.$PID``): no other run can hold it."""
+    return path is not None and path.has_unique
 
 
 def _join(base: Any, name: Any) -> Any:

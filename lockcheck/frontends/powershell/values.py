@@ -108,6 +108,8 @@ class Values:
         if t == "expandable_string_literal":
             return self._expand(node, depth)
         if t in ("generic_token", "command_argument"):
+            if "$" in text(node):  # a bare word expands its variables: LOCK.$PID
+                return self._expand_raw(text(node), node, depth)
             return [_lit(text(node))]
         if t == "variable":
             return self._var(var_name(node) or "", node, depth)
@@ -158,7 +160,9 @@ class Values:
         return [Part(PartKind.VAR, name)]
 
     def _expand(self, node: Any, depth: int) -> list[Part]:
-        raw = text(node)[1:-1]
+        return self._expand_raw(text(node)[1:-1], node, depth)
+
+    def _expand_raw(self, raw: str, node: Any, depth: int) -> list[Part]:
         out: list[Part] = []
         pos = 0
         for m in _EXPAND.finditer(raw):
