@@ -322,6 +322,12 @@ def _decides_on_clash(handler: ast.ExceptHandler) -> str | None:
         elif isinstance(n, ast.Call) and _func_name(n.func) in DECIDING_CALLS:
             decides = True
             exits = exits or _func_name(n.func) in EXIT_CALLS
+        elif (
+            isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Constant)
+            and n.value.value in (True, False, None)
+        ):
+            decides = True  # `locked = False`, returned after the try
         elif isinstance(n, (ast.Name, ast.Attribute)) and _func_name(n) == "EEXIST":
             specific = True
     if not decides:

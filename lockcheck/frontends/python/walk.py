@@ -320,6 +320,9 @@ class Walk:
                         body = self._exiting_helper(sm.value)
                         if body is not None:
                             return _Entry(sm, "exit", via=body)
+                    ret = self._flag_returned(st, sm)
+                    if ret is not None:
+                        return _Entry(ret, "return")
             elif isinstance(st, cst.If):
                 e = self.find_end(list(st.body.body))
                 if e is not None:
@@ -341,6 +344,38 @@ class Walk:
                     e = self.find_end(list(b.body))
                     if e is not None:
                         return e
+        return None
+
+    def _flag_returned(self, line: Any, sm: Any) -> Any:
+        """``except FileExistsError: locked = False`` and, after the ``try`` (or ``if``) that
+        holds the branch, ``return locked``: the branch ends in that return, its flag the
+        function's result.  The Return, or None."""
+        cst = self.cst
+        if not (
+            isinstance(sm, cst.Assign)
+            and len(sm.targets) == 1
+            and isinstance(sm.targets[0].target, cst.Name)
+            and self.const(sm.value) in (False, True, None)
+        ):
+            return None
+        flag = sm.targets[0].target.value
+        owner = next(
+            (a for a in self.ancestors(line) if isinstance(a, (cst.Try, cst.If, cst.FunctionDef))),
+            None,
+        )
+        if not isinstance(owner, (cst.Try, cst.If)) or self.func_of(owner) is None:
+            return None
+        sibs, i = self.block_siblings(owner)
+        for st in sibs[i + 1 :]:
+            if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1:
+                ret = st.body[0]
+                if isinstance(ret, cst.Return):
+                    v = ret.value
+                    return ret if isinstance(v, cst.Name) and v.value == flag else None
+            if any(n.value == flag for n in self.descendants(st, cst.Name)) or any(
+                True for _ in self.descendants(st, (cst.Return, cst.Raise))
+            ):
+                return None
         return None
 
     def falls_off(self, stmt: Any) -> bool:
