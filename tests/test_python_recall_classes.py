@@ -3,7 +3,10 @@ ordinary spellings through the CLI, each beside the spelling that must stay quie
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
+from helpers import concise_rows, write
 from test_python_recall_helpers import lint
 
 # --------------------------------------------------------------------------- a busy branch
@@ -130,3 +133,175 @@ def test_flag_the_function_does_not_return_is_quiet(cli, tmp_path):
         """,
     )
     assert not {c for c, _l in found} & {"LCK101", "LCK109", "LCK401"}
+
+
+# --------------------------------------------------------------------------- one lock call
+# reached from several call sites with different paths is one finding (LCK101, LCK103)
+
+TWO_CALLERS = """
+    import os
+    import time
+
+
+    class LockFile:
+        def __init__(self, path):
+            self.path = path
+
+        def __enter__(self):
+            while True:
+                try:
+                    with open(self.path, "x"):
+                        return self
+                except FileExistsError:
+                    time.sleep(0.1)
+
+        def __exit__(self, *exc):
+            os.remove(self.path)
+
+
+    def append_log(message, log_path):
+        with LockFile(f"{log_path}.lock"):
+            with open(log_path, "a") as f:
+                f.write(message + "\\n")
+
+
+    def write_state(state, state_path):
+        with LockFile(f"{state_path}.lock"):
+            with open(state_path, "w") as f:
+                f.write(state)
+"""
+
+
+def rows(cli, tmp_path, src: str) -> list[tuple[str, int]]:
+    """(code, line) of each finding, repeats kept."""
+    write(tmp_path, "job.py", textwrap.dedent(src).lstrip("\n"))
+    _status, out, err = cli("scan", "--isolated", "--select", "ALL", "--output-format", "concise")
+    assert "Traceback" not in err
+    return [(code, line) for _p, line, code in concise_rows(out)]
+
+
+def test_one_lock_call_from_two_call_sites_is_one_finding(cli, tmp_path):
+    found = rows(cli, tmp_path, TWO_CALLERS)
+    assert found.count(("LCK101", 12)) == 1
+
+
+def test_two_lock_calls_are_two_findings(cli, tmp_path):
+    # the same helper written twice: two calls, two findings
+    src = TWO_CALLERS.replace(
+        '    def append_log(message, log_path):\n        with LockFile(f"{log_path}.lock"):\n',
+        "    def append_log(message, log_path):\n"
+        "        try:\n"
+        '            open(f"{log_path}.lock", "x").close()\n'
+        "        except FileExistsError:\n"
+        "            return\n"
+        "        if True:\n",
+    )
+    found = rows(cli, tmp_path, src)
+    assert found.count(("LCK101", 12)) == 1
+    assert ("LCK101", 23) in found
+
+
+# --------------------------------------------------------------------------- a clash handler
+# that only waits, in a `while` loop around the try: the loop retries (LCK101)
+
+SLEEP_RETRY = {
+    "open-x-while-true": (
+        """
+        import os
+        import time
+
+        LOCK = "/var/lib/feed/feed.lock"
+
+        while True:
+            try:
+                with open(LOCK, "x") as f:
+                    f.write(str(os.getpid()))
+                break
+            except FileExistsError:
+                time.sleep(2)
+        try:
+            print("feed")
+        finally:
+            os.remove(LOCK)
+        """,
+        8,
+    ),
+    "mkdir-while-flag": (
+        """
+        import os
+        from time import sleep
+
+
+        def main(lock="/var/lib/feed/feed.d"):
+            acquired = False
+            while not acquired:
+                try:
+                    os.mkdir(lock)
+                    acquired = True
+                except FileExistsError:
+                    sleep(1)
+            try:
+                print("feed")
+            finally:
+                os.rmdir(lock)
+
+
+        main()
+        """,
+        9,
+    ),
+    "path-touch-async": (
+        """
+        import asyncio
+        from pathlib import Path
+
+        LOCK = Path("/var/lib/feed/feed.lock")
+
+
+        async def main():
+            while True:
+                try:
+                    LOCK.touch(exist_ok=False)
+                    break
+                except FileExistsError:
+                    await asyncio.sleep(5)
+            try:
+                print("feed")
+            finally:
+                LOCK.unlink()
+
+
+        asyncio.run(main())
+        """,
+        10,
+    ),
+}
+
+
+@pytest.mark.parametrize(("src", "line"), SLEEP_RETRY.values(), ids=SLEEP_RETRY.keys())
+def test_clash_handler_that_sleeps_in_a_while_loop_retries(cli, tmp_path, src, line):
+    assert ("LCK101", line) in lint(cli, tmp_path, src)
+
+
+def test_clash_handler_that_skips_an_existing_output_is_quiet(cli, tmp_path):
+    # a queue worker: an existing output directory means "done already", no wait, no lock
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import queue
+
+        jobs = queue.Queue()
+        for n in ("a", "b"):
+            jobs.put(n)
+
+        while not jobs.empty():
+            name = jobs.get()
+            try:
+                os.mkdir(os.path.join("/var/lib/render", name))
+            except FileExistsError:
+                print("already rendered", name)
+        """,
+    )
+    assert not {c for c, _l in found} & {"LCK101", "LCK202", "LCK109"}

@@ -328,6 +328,8 @@ def _decides_on_clash(handler: ast.ExceptHandler) -> str | None:
             and n.value.value in (True, False, None)
         ):
             decides = True  # `locked = False`, returned after the try
+        elif isinstance(n, ast.Call) and _func_name(n.func) == "sleep":
+            decides = True  # waits, then a loop around the try retries
         elif isinstance(n, (ast.Name, ast.Attribute)) and _func_name(n) == "EEXIST":
             specific = True
     if not decides:

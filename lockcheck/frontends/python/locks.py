@@ -207,8 +207,8 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
             if h is None:
                 continue
             stmts = list(h.body.body)
-            if not self.decides(stmts):
-                continue
+            if not self.decides(stmts) and not (self._sleeps(stmts) and self._retried(t)):
+                continue  # `while True: try: ... except FileExistsError: sleep(1)` retries
             path = self.path(pnode)
             end = self.find_end(stmts)
             if end is not None and self._tolerates_eexist(h, end):
@@ -317,6 +317,14 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
             if isinstance(a, cst.While):
                 return True
         return False
+
+    def _sleeps(self, stmts: list[Any]) -> bool:
+        """The statements wait (``time.sleep``, ``asyncio.sleep``) before going on."""
+        return any(
+            self.call_q(c) in ("time.sleep", "asyncio.sleep")
+            for st in stmts
+            for c in self.descendants(st, self.cst.Call)
+        )
 
     def _result_ignored(self, ret: Any) -> bool:
         """``ret`` returns from a function (not the entry point) that every caller in this
