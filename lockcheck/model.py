@@ -240,6 +240,8 @@ class Acquire:
     open_check_fix: FixTemplate | None = None  # LCK406: checks the open on its own (shown only)
     # a named OS mutex (no file: path is None): its name as written, when it is a literal
     mutex_name: str | None = None
+    # the platforms it runs on when a platform test guards it ("windows", "posix"); None: any
+    platforms: frozenset[str] | None = None
 
 
 @dataclass
@@ -279,6 +281,7 @@ class Removal:
     is_glob: bool = False
     drop_fix: FixTemplate | None = None  # removes the removal, keeping the rest intact
     suggestion: FixTemplate | None = None  # LCK106: drop the breaker in favour of flock
+    platforms: frozenset[str] | None = None  # as Acquire.platforms
 
 
 @dataclass

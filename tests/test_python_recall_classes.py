@@ -305,3 +305,119 @@ def test_clash_handler_that_skips_an_existing_output_is_quiet(cli, tmp_path):
         """,
     )
     assert not {c for c, _l in found} & {"LCK101", "LCK202", "LCK109"}
+
+
+# --------------------------------------------------------------------------- platform
+# branches: a removal in the Windows branch is not paired with the flock of the POSIX one
+# (LCK201)
+
+PLATFORM_FLAG = """
+    import os
+    import sys
+
+    try:
+        import fcntl
+    except ImportError:
+        fcntl = None
+
+    LOCK_PATH = "/var/lib/agent/agent.lock"
+    OS_WIN = False
+    if "win32" in sys.platform.lower():
+        OS_WIN = True
+
+
+    class SingleInstance:
+        def __init__(self):
+            self.fh = None
+            if OS_WIN:
+                if os.path.exists(LOCK_PATH):
+                    os.unlink(LOCK_PATH)
+                self.fh = os.open(LOCK_PATH, os.O_CREAT | os.O_EXCL | os.O_RDWR)
+            else:
+                self.fh = open(LOCK_PATH, "a")
+                try:
+                    fcntl.lockf(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    sys.exit("agent already running")
+
+        def clean_up(self):
+            if OS_WIN:
+                os.close(self.fh)
+                os.unlink(LOCK_PATH)
+            else:
+                fcntl.lockf(self.fh, fcntl.LOCK_UN)
+                self.fh.close()
+{POSIX_REMOVAL}
+
+    si = SingleInstance()
+    try:
+        print("agent")
+    finally:
+        si.clean_up()
+"""
+
+PLATFORM_OS_NAME = """
+    import os
+    import sys
+
+    if os.name == "nt":
+        import msvcrt
+    else:
+        import fcntl
+
+    LOCK = "/var/lib/agent/agent.lock"
+
+
+    def acquire():
+        f = open(LOCK, "a")
+        try:
+            if os.name == "nt":
+                msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            sys.exit("agent already running")
+        return f
+
+
+    def release(f):
+        f.close()
+        if {WINDOWS_TEST}:
+            os.remove(LOCK)
+
+
+    f = acquire()
+    try:
+        print("agent")
+    finally:
+        release(f)
+"""
+
+
+@pytest.mark.parametrize(
+    "windows_test",
+    [
+        'os.name == "nt"',
+        'sys.platform.startswith("win")',
+        'not sys.platform.startswith("linux")',
+        'sys.platform in ("win32", "cygwin") or os.name == "nt"',
+    ],
+    ids=["os-name", "startswith-win", "not-linux", "or-of-tests"],
+)
+def test_removal_in_the_windows_branch_is_not_lck201(cli, tmp_path, windows_test):
+    found = lint(cli, tmp_path, PLATFORM_OS_NAME.replace("{WINDOWS_TEST}", windows_test))
+    assert not any(c == "LCK201" for c, _l in found)
+
+
+def test_removal_under_a_condition_that_is_no_platform_test_stays(cli, tmp_path):
+    found = lint(cli, tmp_path, PLATFORM_OS_NAME.replace("{WINDOWS_TEST}", "os.path.exists(LOCK)"))
+    assert ("LCK201", 27) in found
+
+
+def test_removal_under_a_module_platform_flag(cli, tmp_path):
+    found = lint(cli, tmp_path, PLATFORM_FLAG.replace("{POSIX_REMOVAL}\n", ""))
+    assert not any(c == "LCK201" for c, _l in found)
+    # the POSIX branch removing its own flocked file is still reported
+    posix = PLATFORM_FLAG.replace("{POSIX_REMOVAL}", "                os.unlink(LOCK_PATH)")
+    found = lint(cli, tmp_path, posix)
+    assert {line for c, line in found if c == "LCK201"} == {36}

@@ -22,12 +22,13 @@ from ...paths import lockish_name
 from .calls import BUSY_ERRORS, FILE_EXISTS_ERRORS, LIB_BUSY_ERRORS_SUFFIX, REMOVE_CALLS, Calls
 from .handlers import Handlers
 from .helpers import Helpers
+from .platforms import Platforms
 from .processes import Processes
 from .values import Values
 from .walk import Walk, _Entry
 
 
-class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
+class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
     """One file's analysis: the tree walked once (:class:`Walk`), then the passes of
     :meth:`run`."""
 
@@ -59,6 +60,15 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
         self._created()
         facts.acquires.sort(key=lambda a: a.span.start)  # stable indexes are assigned after
         self._hooks_reindex()
+        self._platform_branches()
+
+    def _platform_branches(self) -> None:
+        """The platforms each acquire and removal runs on (``if os.name == "nt":``)."""
+        by_span = {(c.s, c.e): c for c in self.calls}
+        for fact in (*self.facts.acquires, *self.facts.removals):
+            node = by_span.get((fact.span.start, fact.span.end))
+            if node is not None:
+                fact.platforms = self.platforms_of(node)
 
     def _removals(self) -> list[tuple[Any, Removal]]:
         out = []
