@@ -242,6 +242,9 @@ class Acquire:
     mutex_name: str | None = None
     # the platforms it runs on when a platform test guards it ("windows", "posix"); None: any
     platforms: frozenset[str] | None = None
+    # LCK202: released on every exit one way, but another caller takes it and releases it as
+    # a plain later statement (a decorator's lock(); func(); release()): that call
+    unreleased_route: Span | None = None
 
 
 @dataclass

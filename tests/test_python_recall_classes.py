@@ -421,3 +421,100 @@ def test_removal_under_a_module_platform_flag(cli, tmp_path):
     posix = PLATFORM_FLAG.replace("{POSIX_REMOVAL}", "                os.unlink(LOCK_PATH)")
     found = lint(cli, tmp_path, posix)
     assert {line for c, line in found if c == "LCK201"} == {36}
+
+
+# --------------------------------------------------------------------------- one way of
+# taking the lock releases it as a plain later statement, beside a context manager whose
+# __exit__ releases (LCK202, reported at the call of that way)
+
+DIR_LOCK = """
+    import functools
+    import os
+    import sys
+
+
+    class DirLock:
+        def __init__(self, path="/var/lib/cron/backup.lock"):
+            self.path = path
+
+        def acquire(self):
+            try:
+                os.mkdir(self.path)
+            except FileExistsError:
+                sys.exit("backup already running")
+
+        def release(self):
+            os.rmdir(self.path)
+
+        def __enter__(self):
+            self.acquire()
+            return self
+
+        def __exit__(self, *exc):
+            self.release()
+
+    {ROUTE}
+"""
+
+ROUTES = {
+    "decorator": (
+        """
+        def __call__(self, func):
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                self.acquire()
+                result = func(*args, **kwargs)
+                self.release()
+                return result
+
+            return wrapper
+        """,
+        "def wrapper",
+    ),
+    "run-method": (
+        """
+        def run(self, job, *args):
+            self.acquire()
+            print("running", job.__name__)
+            job(*args)
+            self.release()
+        """,
+        "def run",
+    ),
+}
+
+
+def _route(route: str) -> str:
+    body = textwrap.indent(textwrap.dedent(route).strip("\n"), "    ")
+    return textwrap.dedent(DIR_LOCK).lstrip("\n").replace("{ROUTE}", body.lstrip())
+
+
+def _take_line(src: str, marker: str) -> int:
+    """The line of the first ``self.acquire()`` after ``marker``."""
+    return src[: src.index("self.acquire()", src.index(marker))].count("\n") + 1
+
+
+@pytest.mark.parametrize(("route", "marker"), ROUTES.values(), ids=ROUTES.keys())
+def test_plain_release_route_beside_exit_method_is_lck202(cli, tmp_path, route, marker):
+    src = _route(route)
+    found = lint(cli, tmp_path, src)
+    assert ("LCK202", _take_line(src, marker)) in found
+
+
+@pytest.mark.parametrize("route", ROUTES.values(), ids=ROUTES.keys())
+def test_route_releasing_in_finally_is_quiet(cli, tmp_path, route):
+    body, _marker = route
+    lines = textwrap.dedent(body).strip("\n").splitlines()
+    take = next(i for i, ln in enumerate(lines) if "self.acquire()" in ln)
+    rel = next(i for i, ln in enumerate(lines) if "self.release()" in ln)
+    pad = lines[take][: len(lines[take]) - len(lines[take].lstrip())]
+    fixed = (
+        lines[: take + 1]
+        + [pad + "try:"]
+        + ["    " + ln for ln in lines[take + 1 : rel]]
+        + [pad + "finally:", "    " + lines[rel]]
+        + lines[rel + 1 :]
+    )
+    found = lint(cli, tmp_path, _route("\n".join(fixed)))
+    assert ("LCK101", 12) in found  # the lock is read, and no syntax error hides it
+    assert not any(c in ("LCK202", "LCK000") for c, _l in found)

@@ -170,7 +170,7 @@ def not_released_on_failure(ctx: Context):
     for acq, where in _per_call(unreleased):
         yield ctx.finding(
             "LCK202",
-            acq.span,
+            acq.unreleased_route or acq.span,
             f"`{acq.mechanism}` lock{where} is not released on every exit path",
             suggestion=shown(acq.suggestion),
         )
