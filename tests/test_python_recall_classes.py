@@ -518,3 +518,105 @@ def test_route_releasing_in_finally_is_quiet(cli, tmp_path, route):
     found = lint(cli, tmp_path, _route("\n".join(fixed)))
     assert ("LCK101", 12) in found  # the lock is read, and no syntax error hides it
     assert not any(c in ("LCK202", "LCK000") for c, _l in found)
+
+
+# --------------------------------------------------------------------------- a test of the
+# pid file whose branch kills the PID read from it, then the create: a takeover (LCK103)
+
+KILL_TAKEOVER = {
+    "kill-in-try": (
+        """
+        import os
+        import signal
+        import sys
+
+        PID = os.path.join("/var/run/fetch", os.path.basename(sys.argv[0]) + ".pid")
+
+        if os.path.exists(PID):
+            try:
+                old = int(open(PID).read())
+                os.kill(old, signal.SIGTERM)
+            except (OSError, ValueError):
+                print("nothing to kill")
+        f = open(PID, "w")
+        f.write(str(os.getpid()))
+        f.close()
+        print("fetch")
+        os.remove(PID)
+        """,
+        13,
+    ),
+    "pathlib-sigkill": (
+        """
+        import os
+        import signal
+        import time
+        from pathlib import Path
+
+        PID = Path("/var/run/fetch/fetch.pid")
+
+
+        def main():
+            if PID.exists():
+                os.kill(int(PID.read_text()), signal.SIGKILL)
+                time.sleep(1)
+            PID.write_text(str(os.getpid()))
+            try:
+                print("fetch")
+            finally:
+                PID.unlink()
+
+
+        main()
+        """,
+        13,
+    ),
+    "killpg-with-open": (
+        """
+        import os
+        import signal
+
+        PID = "/var/run/fetch/fetch.pid"
+
+        if os.path.isfile(PID):
+            with open(PID) as f:
+                os.killpg(int(f.read()), signal.SIGTERM)
+        with open(PID, "w") as f:
+            f.write(str(os.getpid()))
+        try:
+            print("fetch")
+        finally:
+            os.unlink(PID)
+        """,
+        9,
+    ),
+}
+
+
+@pytest.mark.parametrize(("src", "line"), KILL_TAKEOVER.values(), ids=KILL_TAKEOVER.keys())
+def test_kill_of_the_stored_pid_then_create_is_a_takeover(cli, tmp_path, src, line):
+    found = lint(cli, tmp_path, src)
+    assert ("LCK103", line) in found
+
+
+def test_kill_of_another_files_pid_then_create_is_quiet(cli, tmp_path):
+    # reloads the web server (its own pid file), then records the config version
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import signal
+
+        STAMP = "/var/lib/deploy/config.stamp"
+        NGINX = "/run/nginx.pid"
+
+        if os.path.exists(STAMP):
+            with open(NGINX) as f:
+                os.kill(int(f.read()), signal.SIGHUP)
+        with open(STAMP, "w") as f:
+            f.write("42\\n")
+        os.remove(STAMP)
+        """,
+    )
+    assert not {c for c, _l in found} & {"LCK103", "LCK202"}

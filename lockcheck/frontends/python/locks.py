@@ -819,11 +819,17 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 continue  # `if exists(P): remove(P)`, then create: an overwrite, not a guard
             if positive:
                 end = self.find_end(busy_stmts)
-                if end is None:
+                kill = self._kills_holder(busy_stmts, path) if end is None else None
+                if end is None and kill is None:
                     continue
-                if not lockish_name(path) and self._ends_on_content(end, ifn):
+                if kill is not None:
+                    # `if exists(P): os.kill(int(open(P).read()), SIGTERM)`, then create: a
+                    # takeover of the holder's lock, the run goes on
+                    busy = BusyBranch(self.span(kill), False, None)
+                elif not lockish_name(path) and self._ends_on_content(end, ifn):
                     continue  # the file's contents decide, not its existence
-                busy = self.busy_branch(busy_stmts, ifn, ifn)
+                else:
+                    busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
                 busy = self._if_branch(ifn, False, 0)
                 if not busy.ends_run and not any(self.within(c, ifn) for c in released):
@@ -847,6 +853,21 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 self._unreleased_pidfiles.append(acq)  # a lock if its PID is tested
                 continue
             self.facts.acquires.append(acq)
+
+    def _kills_holder(self, stmts: list[Any], path: PathExpr) -> Any:
+        """The ``os.kill``/``os.killpg`` in ``stmts`` that signals (not with 0) the PID read
+        from ``path``: the holder is killed so that this run can take the lock over."""
+        key = self.key(path)
+        for st in stmts:
+            for c in self.descendants(st, self.cst.Call):
+                if self.call_q(c) not in ("os.kill", "os.killpg") or self.const(
+                    self.arg(c, 1, "sig")
+                ) in (0, "0"):
+                    continue
+                read, pid_file = self.pid_source(self.arg(c, 0, "pid"))
+                if read and pid_file is not None and self.key(pid_file) == key:
+                    return c
+        return None
 
     @property
     def _unreleased_pidfiles(self) -> list[Acquire]:
