@@ -620,3 +620,116 @@ def test_kill_of_another_files_pid_then_create_is_quiet(cli, tmp_path):
         """,
     )
     assert not {c for c, _l in found} & {"LCK103", "LCK202"}
+
+
+# --------------------------------------------------------------------------- the script's
+# name with `.py` cut off by a slice, and a class attribute as the default of `self.path`
+# when the constructor's parameter says "not given" (False/None): LCK502
+
+CLASS_DEFAULT_DIR = """
+    import os
+    import sys
+
+
+    class Lock:
+        path = "/var/tmp"
+
+        def __init__(self, name=False, path=False):
+            if name is False:
+                name = os.path.basename(sys.argv[0])
+            if path is not False:
+                self.path = path
+            if name.endswith(".py"):
+                name = {CUT}
+            self.lockfile = os.path.join(self.path, name + ".lock")
+
+        def __enter__(self):
+            try:
+                self.fd = os.open(self.lockfile, os.O_CREAT | os.O_EXCL | os.O_RDWR)
+            except OSError:
+                sys.exit("already running")
+            return self
+
+        def __exit__(self, *exc):
+            os.close(self.fd)
+            os.unlink(self.lockfile)
+
+
+    with Lock():
+        print("report")
+"""
+
+
+@pytest.mark.parametrize("cut", ["name[:-3]", "name[: len(name) - 3]"])
+def test_class_attribute_directory_and_sliced_script_name(cli, tmp_path, cut):
+    found = lint(cli, tmp_path, CLASS_DEFAULT_DIR.replace("{CUT}", cut))
+    assert ("LCK502", 19) in found
+
+
+def test_none_parameter_falls_back_to_the_class_attribute(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import fcntl
+        import sys
+
+
+        class Guard:
+            lock_file = "/tmp/nightly.lock"
+
+            def __init__(self, lock_file=None):
+                if lock_file:
+                    self.lock_file = lock_file
+                self.fh = open(self.lock_file, "w")
+                try:
+                    fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    sys.exit(75)
+
+
+        Guard()
+        print("nightly")
+        """,
+    )
+    assert ("LCK502", 11) in found
+
+
+def test_unique_slice_and_private_directory_are_quiet(cli, tmp_path):
+    # the slice is of a unique token, and the constructor always replaces the class default
+    # with a private directory
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import sys
+        import uuid
+
+
+        class Lock:
+            path = "/var/tmp"
+
+            def __init__(self):
+                self.path = os.path.expanduser("~/.local/state/report")
+                token = uuid.uuid4().hex
+                self.lockfile = os.path.join(self.path, "report-" + token[:8] + ".lock")
+
+            def __enter__(self):
+                try:
+                    self.fd = os.open(self.lockfile, os.O_CREAT | os.O_EXCL | os.O_RDWR)
+                except OSError:
+                    sys.exit("already running")
+                return self
+
+            def __exit__(self, *exc):
+                os.close(self.fd)
+                os.unlink(self.lockfile)
+
+
+        with Lock():
+            print("report")
+        """,
+    )
+    assert ("LCK101", 16) in found
+    assert not {c for c, _l in found} & {"LCK502", "LCK501"}

@@ -396,6 +396,9 @@ class Values:
             split = self._split_parts(node, depth)
             if split is not None:
                 return split
+            cut = self._cut_parts(node, depth)
+            if cut is not None:
+                return cut
             q = self.qname(node.value)
             if q == "sys.argv":
                 index = self.const(node.slice[0].slice.value) if node.slice else None
@@ -426,6 +429,26 @@ class Values:
             return _dirname(base) if index == 0 else _basename(base)
         return _strip_ext(base) if index == 0 else [Part(PartKind.UNKNOWN)]
 
+    _CUT_END = re.compile(r"\s*:\s*(?:-\s*(\d+)|len\(\s*(\w+)\s*\)\s*-\s*(\d+))\s*")
+
+    def _cut_parts(self, node: Any, depth: int) -> list[Part] | None:
+        """``name[:-3]`` / ``name[:len(name) - 3]`` (a ``.py`` cut off): a literal loses its
+        last characters; the script's name, a user or an argument stays what it is."""
+        if len(node.slice) != 1:
+            return None
+        m = self._CUT_END.fullmatch(self.code(node.slice[0]))
+        if m is None or (m[2] is not None and m[2] != self.code(node.value)):
+            return None
+        n = int(m[1] or m[3])
+        base = _merge(self._parts(node.value, depth + 1))
+        if len(base) == 1 and base[0].kind is PartKind.LIT and n:
+            return [Part(PartKind.LIT, base[0].value[:-n])]
+        if len(base) == 1 and base[0].kind is PartKind.SCRIPT:
+            return _strip_ext(base)
+        if len(base) == 1 and base[0].kind in (PartKind.ARG, PartKind.USER, PartKind.SCRIPT_NAME):
+            return base
+        return [Part(PartKind.UNKNOWN)]
+
     def _env(self, key: str, default: Any, depth: int) -> list[Part]:
         if key == "HOME":
             return [Part(PartKind.HOME)]
@@ -444,6 +467,11 @@ class Values:
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             cls = self.class_of(node)
             vals = self.attr_assigns.get((id(cls) if cls is not None else 0, attr), [])
+            default = self._class_attr(cls, attr)
+            if default is not None and not self._sentinel(default):
+                # `path = "/var/tmp"` in the class body, `self.path = path` only when a
+                # caller gives one (`path=False` / `None` means "not given")
+                vals = [default] + [v for v in vals if not self._sentinel(v)]
             if vals:
                 resolved = [self._parts(v, depth + 1) for v in vals]
                 if len({tuple(r) for r in resolved}) == 1:
@@ -467,6 +495,35 @@ class Values:
             if isinstance(v, cst.Call) and self.method(v) in ("parse_args", "parse_known_args"):
                 return [Part(PartKind.ARG)]
         return [Part(PartKind.UNKNOWN)]
+
+    def _class_attr(self, cls: Any, attr: str) -> Any:
+        """The value a class body binds to ``attr`` (a class attribute), or None."""
+        cst = self.cst
+        if not isinstance(cls, cst.ClassDef):
+            return None
+        for st in cls.body.body:
+            if isinstance(st, cst.SimpleStatementLine):
+                for sm in st.body:
+                    target = (
+                        sm.targets[0].target
+                        if isinstance(sm, cst.Assign) and len(sm.targets) == 1
+                        else sm.target
+                        if isinstance(sm, cst.AnnAssign)
+                        else None
+                    )
+                    if isinstance(target, cst.Name) and target.value == attr:
+                        return sm.value
+        return None
+
+    def _sentinel(self, node: Any) -> bool:
+        """``None``/``False``, or a parameter whose every value is one: no path given."""
+        if self.const(node) in (None, False):
+            return True
+        v = self.lookup(node) if isinstance(node, self.cst.Name) else None
+        if isinstance(v, tuple) and v[0] == "param":
+            vals = self.param_values(v[1], v[2])
+            return bool(vals) and all(self.const(x) in (None, False) for x in vals)
+        return False
 
     def _format(
         self, fmt: str, args: list[Any], kwargs: dict[str, Any], depth: int, percent: bool = False
