@@ -733,3 +733,93 @@ def test_unique_slice_and_private_directory_are_quiet(cli, tmp_path):
     )
     assert ("LCK101", 16) in found
     assert not {c for c, _l in found} & {"LCK502", "LCK501"}
+
+
+# --------------------------------------------------------------------------- a context
+# manager whose __enter__ creates the name (a clash re-raises: the run aborts) and whose
+# __exit__ removes it: a scope lock (LCK101)
+
+ENTER_EXIT = {
+    "path-mkdir-reraise": (
+        """
+        from pathlib import Path
+
+
+        class LockDir:
+            def __init__(self, directory):
+                self.directory = Path(directory)
+
+            def __enter__(self):
+                try:
+                    self.directory.mkdir()
+                except OSError:
+                    print(f"directory exists: {self.directory}")
+                    raise
+
+            def __exit__(self, exc_type, exc_val, exc_tb):
+                self.directory.rmdir()
+        """,
+        10,
+    ),
+    "os-mkdir-raise-new": (
+        """
+        import os
+
+
+        class Guard:
+            def __init__(self, d):
+                self.d = d
+
+            def __enter__(self):
+                try:
+                    os.mkdir(self.d)
+                except OSError as err:
+                    raise RuntimeError("another run holds " + self.d) from err
+                return self
+
+            def __exit__(self, *exc):
+                os.rmdir(self.d)
+        """,
+        10,
+    ),
+    "open-x-custom-error": (
+        """
+        import os
+
+
+        class Busy(Exception):
+            pass
+
+
+        class Marker:
+            def __init__(self, name):
+                self.name = name
+
+            def __enter__(self):
+                try:
+                    self.f = open(self.name, "x")
+                except FileExistsError:
+                    raise Busy(self.name)
+                return self
+
+            def __exit__(self, *exc):
+                self.f.close()
+                os.unlink(self.name)
+        """,
+        14,
+    ),
+}
+
+
+@pytest.mark.parametrize(("src", "line"), ENTER_EXIT.values(), ids=ENTER_EXIT.keys())
+def test_create_in_enter_removed_in_exit_is_a_scope_lock(cli, tmp_path, src, line):
+    assert ("LCK101", line) in lint(cli, tmp_path, src)
+
+
+def test_create_in_enter_kept_after_exit_is_quiet(cli, tmp_path):
+    # a run directory made fresh for the with block and kept as its output: no lock
+    src = ENTER_EXIT["os-mkdir-raise-new"][0].replace(
+        "os.rmdir(self.d)", 'print("results in", self.d)'
+    )
+    found = lint(cli, tmp_path, src)
+    assert not {c for c, _l in found} & {"LCK101", "LCK202"}

@@ -337,6 +337,16 @@ def _decides_on_clash(handler: ast.ExceptHandler) -> str | None:
     return "exit" if specific or exits else "maybe"
 
 
+def _enter_creates(func: ast.AST) -> bool:
+    """An ``__enter__`` whose ``try`` creates a name exclusively under a clash handler that
+    decides (re-raising too): with the ``__exit__`` that removes it, a scope lock."""
+    for n in walk(func):
+        if isinstance(n, ast.Try) and any(_decides_on_clash(h) for h in n.handlers):
+            if any(x for st in n.body for x in _exclusive_creates(st)):
+                return True
+    return False
+
+
 def _names_file_exists(node: ast.AST) -> bool:
     """A handler of the try names FileExistsError (LCK109's busy branch)."""
     for h in getattr(node, "handlers", ()):
@@ -486,6 +496,8 @@ class _Gate:
                     self.call_ifs.append(node)  # maybe a helper's `return exists(P)`
             elif t in (ast.FunctionDef, ast.AsyncFunctionDef):
                 self.defs.setdefault(node.name, []).append(node)
+                if node.name == "__enter__" and _enter_creates(node):
+                    return "create under a clash handler in __enter__"
             elif t is ast.Import:
                 self._note_aliases(node)
                 for a in node.names:

@@ -238,10 +238,16 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             eexist = any(n.value == "EEXIST" for n in self.descendants(h, cst.Name)) or any(
                 a.attr.value == "EEXIST" for a in self.descendants(h, cst.Attribute)
             )
+            # made by __enter__ and removed by __exit__ of the same class: a scope lock
+            scoped = self._scoped_by_exit(c, path)
             if "FileExistsError" not in self.handler_names(h) and not eexist:
-                # a generic OSError handler is error handling unless the name or an exit
-                # says lock
-                if not lockish_name(path) and not (end is not None and end.kind == "exit"):
+                # a generic OSError handler is error handling unless the name, an exit or
+                # the with-scope says lock
+                if (
+                    not lockish_name(path)
+                    and not (end is not None and end.kind == "exit")
+                    and not scoped
+                ):
                     continue
                 if not lockish_name(path) and self._guarded_by_absence(c, path):
                     continue  # `if not isdir(d): makedirs(d)` under a broad error handler
@@ -250,6 +256,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 and end.kind == "raise"
                 and not lockish_name(path)
                 and "SystemExit" not in self.code(end.node)
+                and not scoped
             ):
                 continue  # an error raised on a clash: exclusive create of output
             if end is not None and end.kind == "loop" and not lockish_name(path):
@@ -325,6 +332,19 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if isinstance(a, (cst.FunctionDef, cst.Lambda)):
                 return False
             if isinstance(a, cst.While):
+                return True
+        return False
+
+    def _scoped_by_exit(self, call: Any, path: PathExpr | None) -> bool:
+        """``call`` runs in a class's ``__enter__`` and that class's ``__exit__`` removes the
+        same path: the name exists exactly while the ``with`` block runs."""
+        func = self.func_of(call)
+        if path is None or func is None or func.name.value != "__enter__":
+            return False
+        cls = self.class_of(func)
+        for rc, _r in self.removals_of(path):
+            f = self.func_of(rc)
+            if f is not None and f.name.value == "__exit__" and self.class_of(f) is cls:
                 return True
         return False
 
