@@ -823,3 +823,92 @@ def test_create_in_enter_kept_after_exit_is_quiet(cli, tmp_path):
     )
     found = lint(cli, tmp_path, src)
     assert not {c for c, _l in found} & {"LCK101", "LCK202"}
+
+
+# --------------------------------------------------------------------------- a release
+# method that unlocks the flock, then removes a file whose name ends like the lock file's
+# (the name built in another method or a @property): LCK201
+
+UNLOCK_THEN_REMOVE = {
+    "property-path": (
+        """
+        import fcntl
+        import os
+
+
+        class LockFile:
+            def __init__(self):
+                self._target = None
+                self._handle = None
+
+            @property
+            def lock_path(self):
+                if self._target:
+                    return "%s%s" % (self._target, ".lock")
+                return None
+
+            def lock(self, target):
+                target = os.path.abspath(target).rstrip("/")
+                handle = open("%s%s" % (target, ".lock"), "a")
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._target = target
+                self._handle = handle
+
+            def release(self):
+                fcntl.flock(self._handle, fcntl.LOCK_UN)
+                self._handle.close()
+                os.remove(self.lock_path)
+                self._handle = None
+        """,
+        26,
+    ),
+    "lockf-helper": (
+        """
+        import fcntl
+        import os
+        import sys
+
+
+        def take(name):
+            f = open(name + ".lck", "w")
+            try:
+                fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                sys.exit(75)
+            return f
+
+
+        def drop(f, base):
+            fcntl.lockf(f, fcntl.LOCK_UN)
+            f.close()
+            os.unlink(base + ".lck")
+
+
+        def main(job):
+            f = take(os.path.join("/var/lib/jobs", job))
+            try:
+                print("job", job)
+            finally:
+                drop(f, os.path.join(sys.argv[2], job))
+
+
+        main(sys.argv[1])
+        """,
+        18,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("src", "line"), UNLOCK_THEN_REMOVE.values(), ids=UNLOCK_THEN_REMOVE.keys()
+)
+def test_removal_after_unlock_ending_like_the_lock_file(cli, tmp_path, src, line):
+    assert ("LCK201", line) in lint(cli, tmp_path, src)
+
+
+def test_removal_after_unlock_of_another_file_is_quiet(cli, tmp_path):
+    # the release removes the scratch file the locked run wrote, not the lock file
+    src = UNLOCK_THEN_REMOVE["property-path"][0].replace(
+        '"%s%s" % (self._target, ".lock")', '"%s%s" % (self._target, ".partial")'
+    )
+    assert not any(c == "LCK201" for c, _l in lint(cli, tmp_path, src))

@@ -52,6 +52,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         facts.removals[:] = [r for _c, r in expanded] + [
             r for r in facts.removals if id(r) not in before
         ]
+        self._removed_after_unlock()
         self._liveness_and_kills()
         self._liveness_tested_pidfiles()
         self._release_coverage()
@@ -91,6 +92,42 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         for _c, r in out:
             self.facts.removals.append(r)
         return out
+
+    def _removed_after_unlock(self) -> None:
+        """A release method that unlocks the flock (``LOCK_UN``) and then removes a file whose
+        name is not fully resolved but ends like the flocked file's (``<...>.lock``): the
+        file it removes is the lock file."""
+        cst = self.cst
+        flocked = {
+            self.key(a.path): a.path
+            for a in self.facts.acquires
+            if a.kind is not LockKind.EXISTENCE and a.path is not None
+        }
+        for c, r in self.removal_calls:
+            func = self.func_of(c)
+            tail = r.path.parts[-1] if r.path is not None and r.path.parts else None
+            if func is None or tail is None or tail.kind is not PartKind.LIT:
+                continue
+            if all(p.kind is PartKind.LIT for p in r.path.parts) or self.key(r.path) in flocked:
+                continue
+            unlocks = any(
+                self.call_q(u) in ("fcntl.flock", "fcntl.lockf", "portalocker.unlock")
+                and u.s < c.s
+                and (
+                    self.call_q(u) == "portalocker.unlock"
+                    or "LOCK_UN" in self.flag_names(self.arg(u, 1))
+                )
+                for u in self.descendants(func, cst.Call)
+            )
+            if not unlocks:
+                continue
+            same_tail = [
+                p
+                for p in flocked.values()
+                if p.parts and p.parts[-1] == tail and len(tail.value) > 1
+            ]
+            if len(same_tail) == 1:
+                r.path = same_tail[0]
 
     def removals_of(self, path: PathExpr | None) -> list[tuple[Any, Removal]]:
         if path is None:

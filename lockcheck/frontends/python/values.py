@@ -472,6 +472,8 @@ class Values:
                 # `path = "/var/tmp"` in the class body, `self.path = path` only when a
                 # caller gives one (`path=False` / `None` means "not given")
                 vals = [default] + [v for v in vals if not self._sentinel(v)]
+            if not vals:
+                vals = self._property_returns(cls, attr)  # `@property def lock_path(self):`
             if vals:
                 resolved = [self._parts(v, depth + 1) for v in vals]
                 if len({tuple(r) for r in resolved}) == 1:
@@ -514,6 +516,26 @@ class Values:
                     if isinstance(target, cst.Name) and target.value == attr:
                         return sm.value
         return None
+
+    def _property_returns(self, cls: Any, attr: str) -> list[Any]:
+        """What a ``@property`` method ``attr`` of ``cls`` returns, ``return None`` aside."""
+        cst = self.cst
+        out: list[Any] = []
+        for fn in self.funcs.get(attr, ()):
+            if self.class_of(fn) is not cls or not any(
+                self.code(d.decorator) in ("property", "functools.cached_property")
+                or self.code(d.decorator) == "cached_property"
+                for d in fn.decorators
+            ):
+                continue
+            for r in self.descendants(fn.body, cst.Return):
+                if (
+                    r.value is not None
+                    and self.func_of(r) is fn
+                    and self.const(r.value) is not None
+                ):
+                    out.append(r.value)
+        return out
 
     def _sentinel(self, node: Any) -> bool:
         """``None``/``False``, or a parameter whose every value is one: no path given."""
