@@ -912,3 +912,77 @@ def test_removal_after_unlock_of_another_file_is_quiet(cli, tmp_path):
         '"%s%s" % (self._target, ".lock")', '"%s%s" % (self._target, ".partial")'
     )
     assert not any(c == "LCK201" for c, _l in lint(cli, tmp_path, src))
+
+
+# --------------------------------------------------------------------------- precision on
+# the Python installation: an ensure-directory helper whose FileExistsError is caught with
+# the other errors of an unusable path (LCK109), and a refusal to overwrite an output
+# (`if exists(out): raise Error(...)`, then write): neither is a lock
+
+ENSURE_DIR = """
+    import os
+    import sys
+
+
+    def try_makedirs(cache_dir):
+        try:
+            os.makedirs(cache_dir, exist_ok=True)
+        except {CAUGHT}:
+            return False
+        return True
+
+
+    if not try_makedirs("/var/cache/report"):
+        sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize(
+    "caught",
+    [
+        "(FileNotFoundError, NotADirectoryError, FileExistsError)",
+        "(FileExistsError, NotADirectoryError)",
+    ],
+)
+def test_makedirs_exist_ok_under_path_error_handler_is_quiet(cli, tmp_path, caught):
+    found = lint(cli, tmp_path, ENSURE_DIR.replace("{CAUGHT}", caught))
+    assert not any(c == "LCK109" for c, _l in found)
+
+
+def test_makedirs_exist_ok_as_the_busy_test_is_still_lck109(cli, tmp_path):
+    found = lint(cli, tmp_path, ENSURE_DIR.replace("{CAUGHT}", "FileExistsError"))
+    assert ("LCK109", 7) in found
+
+
+OUTPUT_GUARD = """
+    import os
+
+
+    class BuildError(Exception):
+        pass
+
+
+    def write_stub(stub_file, body, compile=False):
+        if compile and os.path.exists(stub_file):
+            raise BuildError(stub_file + " already exists! Please delete.")
+        f = open(stub_file, "w")
+        f.write({WRITTEN})
+        f.close()
+        if compile:
+            os.remove(stub_file)
+"""
+
+
+@pytest.mark.parametrize("written", ['"\\\\n".join(body)', "body.render()"])
+def test_refusal_to_overwrite_an_output_is_quiet(cli, tmp_path, written):
+    found = lint(cli, tmp_path, OUTPUT_GUARD.replace("{WRITTEN}", written))
+    assert not {c for c, _l in found} & {"LCK103", "LCK202"}
+
+
+@pytest.mark.parametrize("written", ["str(os.getpid())", 'f"{pid}"'])
+def test_raise_on_an_existing_pid_file_is_still_lck103(cli, tmp_path, written):
+    src = OUTPUT_GUARD.replace("{WRITTEN}", written).replace(
+        "def write_stub(stub_file, body, compile=False):",
+        "def write_stub(stub_file, body, compile=False, pid=0):",
+    )
+    assert ("LCK103", 11) in lint(cli, tmp_path, src)

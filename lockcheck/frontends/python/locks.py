@@ -338,6 +338,10 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             t, h = self.catching_handler(c, {"FileExistsError"})
             if h is None or "FileExistsError" not in self.handler_names(h):
                 continue
+            if not why and {"FileNotFoundError", "NotADirectoryError"} & self.handler_names(h):
+                # exist_ok=True raises FileExistsError only for a file in the way: caught with
+                # the other errors of an unusable path, it is path handling, not a busy branch
+                continue
             stmts = list(h.body.body)
             if not self.decides(stmts):
                 continue
@@ -371,6 +375,23 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if isinstance(a, cst.While):
                 return True
         return False
+
+    _PID_WORD = re.compile(r"\bpid\b|getpid|_pid\b", re.I)
+
+    def _writes_pid(self, creator: Any) -> bool:
+        """The created file is written with a PID (``f.write(str(os.getpid()))``, ``pid``) in
+        the creating statement or the two after it: a pid file, not an output."""
+        st = self.stmt_of(creator)
+        sibs, i = self.block_siblings(st)
+        return any(self._PID_WORD.search(self.code(s)) for s in sibs[i : i + 3])
+
+    def _raise_escapes(self, raise_node: Any) -> bool:
+        """No caller of this file catches the error raised (as a busy branch)."""
+        exc = raise_node.exc
+        if exc is None:
+            return False  # a bare re-raise inside a handler: judged where it is caught
+        q = self.qname(exc.func if isinstance(exc, self.cst.Call) else exc)
+        return not q or self._caught_by_caller(raise_node, q, 0) is None
 
     def _scoped_by_exit(self, call: Any, path: PathExpr | None) -> bool:
         """``call`` runs in a class's ``__enter__`` and that class's ``__exit__`` removes the
@@ -885,6 +906,16 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     busy = BusyBranch(self.span(kill), False, None)
                 elif not lockish_name(path) and self._ends_on_content(end, ifn):
                     continue  # the file's contents decide, not its existence
+                elif (
+                    end.kind == "raise"
+                    and not lockish_name(path)
+                    and "SystemExit" not in self.code(end.node)
+                    and self._raise_escapes(end.node)
+                    and not self._writes_pid(creator)
+                ):
+                    # `if exists(out): raise Error("exists, delete it")`: a refusal to
+                    # overwrite an output, like an exclusive create of output
+                    continue
                 else:
                     busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
