@@ -986,3 +986,102 @@ def test_raise_on_an_existing_pid_file_is_still_lck103(cli, tmp_path, written):
         "def write_stub(stub_file, body, compile=False, pid=0):",
     )
     assert ("LCK103", 11) in lint(cli, tmp_path, src)
+
+
+# --------------------------------------------------------------------------- a PID bound
+# by unpacking (`ok, pid = take(path)`, `name, pid = f.read().split()`) is still read from
+# the pid file; a liveness test whose other outcome kills the holder decides (LCK105, LCK108)
+
+UNPACKED_PID = {
+    "tuple-from-helper": (
+        """
+        import fcntl
+        import os
+        import signal
+        import sys
+
+
+        def take(path):
+            fd = os.open(path, os.O_CREAT | os.O_RDWR)
+            pid = int(os.read(fd, 20) or 0)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                return None, pid
+            return fd, pid
+
+
+        ok, pid = take("/var/run/crawl/crawl.pid")
+        if not ok:
+            try:
+                os.kill(pid, 0)
+            except OSError:
+                sys.exit("stale pid file")
+            else:
+                os.kill(pid, signal.SIGTERM)
+                sys.exit(75)
+        """,
+        {("LCK105", 21), ("LCK108", 25)},
+    ),
+    "split-of-read": (
+        """
+        import os
+        import signal
+        import sys
+
+        LOCK = "/var/run/crawl/crawl.lock"
+
+        if os.path.exists(LOCK):
+            with open(LOCK) as f:
+                prog, pid = f.read().strip().split()
+            os.killpg(int(pid), signal.SIGKILL)
+        with open(LOCK, "w") as f:
+            print(sys.argv[0], os.getpid(), file=f)
+        try:
+            print("crawl")
+        finally:
+            os.remove(LOCK)
+        """,
+        {("LCK108", 10), ("LCK103", 11)},
+    ),
+}
+
+
+@pytest.mark.parametrize(("src", "expected"), UNPACKED_PID.values(), ids=UNPACKED_PID.keys())
+def test_pid_bound_by_unpacking_is_read_from_the_file(cli, tmp_path, src, expected):
+    assert expected <= lint(cli, tmp_path, src)
+
+
+def test_unpacked_pid_of_a_started_child_and_a_poll_after_the_kill_are_quiet(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import signal
+        import subprocess
+        import time
+
+
+        def spawn():
+            proc = subprocess.Popen(["sleep", "60"])
+            return True, proc.pid
+
+
+        ok, pid = spawn()
+        os.kill(pid, signal.SIGTERM)
+        try:
+            with open("/var/run/crawl/crawl.pid") as f:
+                old = int(f.read())
+            os.kill(old, signal.SIGTERM)
+            for _ in range(10):
+                os.kill(old, 0)
+                time.sleep(1)
+        except OSError:
+            pass
+        """,
+    )
+    assert ("LCK108", 17) in found  # the stored PID, killed
+    assert not any(c == "LCK108" and line == 12 for c, line in found)
+    assert not any(c == "LCK105" for c, _l in found)  # the poll waits for the kill

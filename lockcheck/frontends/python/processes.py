@@ -183,6 +183,8 @@ class Processes:
                 els = list(t.orelse.body.body) if t.orelse is not None else []
                 region = handlers + els + list(t.body.body)
                 dead = handlers
+        # the statements that run on one outcome only (not a try body the check is part of)
+        region_branches = region if not isinstance(owner, cst.Try) else dead + els
         consequential = False
         if owner is not None:
             end = self.find_end(region)
@@ -193,8 +195,12 @@ class Processes:
                 and end is not None
                 and end.kind == "return"
             )
-            if (end is not None and not helper) or self._creates_or_removes(region):
-                consequential = True
+            if (
+                (end is not None and not helper)
+                or self._creates_or_removes(region)
+                or self._signals_in(region_branches)
+            ):
+                consequential = True  # it leaves, creates, removes, or kills the holder
             elif helper:
                 consequential = self._helper_consequential(func)
             for st in dead:
@@ -288,6 +294,15 @@ class Processes:
                 if isinstance(a, cst.BaseStatement) and not isinstance(a, cst.If):
                     break
         return False
+
+    def _signals_in(self, stmts: list[Any]) -> bool:
+        """An ``os.kill``/``os.killpg`` with a signal other than 0 (killing the holder)."""
+        return any(
+            self.call_q(c) in ("os.kill", "os.killpg")
+            and self.const(self.arg(c, 1, "sig")) not in (0, "0")
+            for st in stmts
+            for c in self.descendants(st, self.cst.Call)
+        )
 
     def _creates_or_removes(self, stmts: list[Any]) -> bool:
         cst = self.cst

@@ -786,7 +786,9 @@ class Values:
                     if r[0]:
                         return r
                 return False, None
-            if v is None or isinstance(v, tuple):
+            if v is None:
+                return self._unpacked_pid(node, depth)
+            if isinstance(v, tuple):
                 return False, None
             return self.pid_source(v, depth + 1)
         for c in self.descendants(node, cst.Call):
@@ -824,11 +826,42 @@ class Values:
                     r = self.pid_source(n, depth + 1)
                 elif v is not None and not isinstance(v, tuple):
                     r = self.pid_source(v, depth + 1)
+                elif v is None:
+                    r = self._unpacked_pid(n, depth + 1)  # `int(pid)`, pid unpacked
                 else:
                     continue
                 if r[0]:
                     return r
         return False, None
+
+    def _unpacked_pid(self, name: Any, depth: int) -> tuple[bool, PathExpr | None]:
+        """``pid_source`` of a name bound by unpacking: ``procname, pid = f.read().split()``
+        (read from f), ``ok, pid = take(path)`` (element i of the tuples ``take`` returns)."""
+        cst = self.cst
+        scope = self.func_of(name)
+        before = [
+            (stmt, value, i)
+            for stmt, value, i in self._unpacked.get(name.value, ())
+            if stmt.s < name.s and self.func_of(stmt) is scope
+        ]
+        if not before:
+            return False, None
+        _stmt, value, i = before[-1]
+        q = self.call_q(value) if isinstance(value, cst.Call) else ""
+        if q.startswith(("local.", "self.")) and depth < 4:
+            for fn in self.funcs.get(q.rsplit(".", 1)[-1], ()):
+                for ret in self.descendants(fn, cst.Return):
+                    tup = ret.value
+                    if (
+                        isinstance(tup, cst.Tuple)
+                        and self.func_of(ret) is fn
+                        and i < len(tup.elements)
+                    ):
+                        r = self.pid_source(tup.elements[i].value, depth + 1)
+                        if r[0]:
+                            return r
+            return False, None
+        return self.pid_source(value, depth + 1)
 
     def _open_path(self, opener: Any) -> PathExpr | None:
         cst = self.cst

@@ -166,6 +166,9 @@ class Walk:
                     self._bind(el.value, v, stmt)
                 elif isinstance(el.value, cst.Name):
                     self._pending.append((el.value.value, None, stmt))
+                    if vals is None and value is not None:
+                        # `ok, pid = take(path)`: element i of what the call returns
+                        self._unpacked.setdefault(el.value.value, []).append((stmt, value, i))
 
     def _dotted(self, node: Any) -> str:
         cst = self.cst
@@ -181,6 +184,10 @@ class Walk:
             v: list = []
             object.__setattr__(self, name, v)
             return v
+        if name == "_unpacked":  # name -> [(statement, value, index)] of tuple targets
+            d: dict = {}
+            object.__setattr__(self, name, d)
+            return d
         raise AttributeError(name)
 
     def _index_bindings(self) -> None:
