@@ -1085,3 +1085,75 @@ def test_unpacked_pid_of_a_started_child_and_a_poll_after_the_kill_are_quiet(cli
     assert ("LCK108", 17) in found  # the stored PID, killed
     assert not any(c == "LCK108" and line == 12 for c, line in found)
     assert not any(c == "LCK105" for c, _l in found)  # the poll waits for the kill
+
+
+# --------------------------------------------------------------------------- a busy flag
+# kept on the instance (`self.is_running = True` in the clash handler) and tested by the
+# caller (`if si.is_running: sys.exit(...)`): the busy branch ends there (LCK203, LCK401)
+
+INSTANCE_FLAG = """
+    import fcntl
+    import os
+    import sys
+
+    LOCK_PATH = "/var/lib/agent/agent.lock"
+
+
+    class SingleInstance:
+        def __init__(self):
+            self.fh = None
+            self.{ATTR} = {INITIAL}
+            try:
+                self.fh = open(LOCK_PATH, "a")
+                fcntl.lockf(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self.{ATTR} = {BUSY}
+
+        def clean_up(self):
+            fcntl.lockf(self.fh, fcntl.LOCK_UN)
+            self.fh.close()
+            os.unlink(LOCK_PATH)
+
+
+    si = SingleInstance()
+    try:
+        if {TEST}:
+            {BUSY_BRANCH}
+        print("agent")
+    finally:
+        si.clean_up()
+"""
+
+
+def _flag(attr, initial, busy, test, branch):
+    return (
+        INSTANCE_FLAG.replace("{ATTR}", attr)
+        .replace("{INITIAL}", initial)
+        .replace("{BUSY}", busy)
+        .replace("{TEST}", test)
+        .replace("{BUSY_BRANCH}", branch)
+    )
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    [
+        (
+            _flag("is_running", "False", "True", "si.is_running", 'sys.exit("already running")'),
+            {("LCK203", 25)},
+        ),
+        (
+            _flag("locked", "True", "False", "not si.locked", "sys.exit(0)"),
+            {("LCK203", 25), ("LCK401", 27)},
+        ),
+    ],
+    ids=["is-running-true", "not-locked"],
+)
+def test_busy_flag_on_the_instance_tested_by_the_caller(cli, tmp_path, src, expected):
+    assert expected <= lint(cli, tmp_path, src)
+
+
+def test_instance_flag_tested_without_leaving_is_quiet(cli, tmp_path):
+    src = _flag("is_running", "False", "True", "si.is_running", 'print("shared run")')
+    found = lint(cli, tmp_path, src)
+    assert not {c for c, _l in found} & {"LCK203", "LCK401"}

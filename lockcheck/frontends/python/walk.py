@@ -330,6 +330,9 @@ class Walk:
                     ret = self._flag_returned(st, sm)
                     if ret is not None:
                         return _Entry(ret, "return")
+                    tested = self._attr_flag_tested(sm)
+                    if tested is not None:
+                        return tested
             elif isinstance(st, cst.If):
                 e = self.find_end(list(st.body.body))
                 if e is not None:
@@ -383,6 +386,46 @@ class Walk:
                 True for _ in self.descendants(st, (cst.Return, cst.Raise))
             ):
                 return None
+        return None
+
+    def _attr_flag_tested(self, sm: Any) -> _Entry | None:
+        """``self.is_running = True`` in a method of class C, and elsewhere ``si = C()`` then
+        ``if si.is_running: sys.exit(...)``: the branch ends where that test's body ends."""
+        cst = self.cst
+        if not (
+            isinstance(sm, cst.Assign)
+            and len(sm.targets) == 1
+            and isinstance(sm.targets[0].target, cst.Attribute)
+            and isinstance(sm.targets[0].target.value, cst.Name)
+            and sm.targets[0].target.value.value == "self"
+            and self.const(sm.value) in (True, False)
+        ):
+            return None
+        cls = self.class_of(sm)
+        if cls is None:
+            return None
+        attr, value = sm.targets[0].target.attr.value, self.const(sm.value)
+        for ifn in self.ifs:
+            test, want = ifn.test, True
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, want = test.expression, False
+            if not (
+                isinstance(test, cst.Attribute)
+                and test.attr.value == attr
+                and isinstance(test.value, cst.Name)
+                and want == value
+                and self.class_of(ifn) is not cls
+            ):
+                continue
+            inst = self.lookup(test.value)
+            if (
+                isinstance(inst, cst.Call)
+                and isinstance(inst.func, cst.Name)
+                and inst.func.value == cls.name.value
+            ):
+                end = self.find_end(list(ifn.body.body))
+                if end is not None and end.kind == "exit":
+                    return end
         return None
 
     def falls_off(self, stmt: Any) -> bool:
