@@ -1157,3 +1157,72 @@ def test_instance_flag_tested_without_leaving_is_quiet(cli, tmp_path):
     src = _flag("is_running", "False", "True", "si.is_running", 'print("shared run")')
     found = lint(cli, tmp_path, src)
     assert not {c for c, _l in found} & {"LCK203", "LCK401"}
+
+
+# --------------------------------------------------------------------------- the private
+# directory tried first in if/else form (`if xdg is not None: d = xdg else: d = "/tmp"`):
+# like os.environ.get("XDG_RUNTIME_DIR", "/tmp"), no LCK502
+
+RUNTIME_DIR = """
+    import fcntl
+    import os
+    import sys
+    from pathlib import Path
+
+
+    def runtime_dir():
+    {CHOICE}
+        return Path(d)
+
+
+    PID = (runtime_dir() / "focus.pid").open("a")
+    try:
+        fcntl.lockf(PID, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit("focus already running")
+"""
+
+CHOICES = {
+    "is-not-none": """
+        xdg = os.environ.get("XDG_RUNTIME_DIR")
+        if xdg is not None:
+            d = xdg
+        else:
+            d = "/tmp"
+    """,
+    "in-environ": """
+        if "XDG_RUNTIME_DIR" in os.environ:
+            d = os.environ["XDG_RUNTIME_DIR"]
+        else:
+            d = "/tmp"
+    """,
+    "literal-first": """
+        xdg = os.getenv("XDG_RUNTIME_DIR")
+        if not xdg:
+            d = "/tmp"
+        else:
+            d = xdg
+    """,
+}
+
+
+def _choice(text: str) -> str:
+    body = textwrap.indent(textwrap.dedent(text).strip("\n"), "    ")
+    return RUNTIME_DIR.replace("    {CHOICE}", textwrap.indent(body, "    "))
+
+
+@pytest.mark.parametrize("choice", CHOICES.values(), ids=CHOICES.keys())
+def test_private_dir_first_in_if_else_form_is_quiet(cli, tmp_path, choice):
+    found = lint(cli, tmp_path, _choice(choice))
+    assert not any(c == "LCK502" for c, _l in found)
+    assert not any(c == "LCK000" for c, _l in found)
+
+
+def test_if_else_between_two_shared_dirs_is_lck502(cli, tmp_path):
+    choice = """
+        if sys.argv[1:] == ["--debug"]:
+            d = "/var/tmp"
+        else:
+            d = "/tmp"
+    """
+    assert ("LCK502", 15) in lint(cli, tmp_path, _choice(choice))

@@ -369,6 +369,9 @@ class Values:
                 if v[0] == "for":
                     return [Part(PartKind.VAR, node.value)]
                 return unknown
+            alt = self._env_or_literal(node, v, depth)
+            if alt is not None:
+                return alt
             return self._parts(v, depth + 1)
         if isinstance(node, cst.Attribute):
             return self._attr_parts(node, depth)
@@ -497,6 +500,39 @@ class Values:
             if isinstance(v, cst.Call) and self.method(v) in ("parse_args", "parse_known_args"):
                 return [Part(PartKind.ARG)]
         return [Part(PartKind.UNKNOWN)]
+
+    def _branch_of(self, node: Any) -> tuple[Any, bool] | None:
+        """The innermost ``if`` holding ``node`` in a branch, and whether in its body."""
+        cst = self.cst
+        child = node
+        for a in self.ancestors(node):
+            if isinstance(a, cst.If) and child is not a.test:
+                return a, child is a.body
+            if isinstance(a, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            child = a
+        return None
+
+    def _env_or_literal(self, node: Any, v: Any, depth: int) -> list[Part] | None:
+        """``if xdg is not None: d = xdg`` / ``else: d = "/tmp"`` (either order): the two
+        branches bind the name to an environment value and a literal, which reads as
+        ``os.environ.get("XDG_RUNTIME_DIR", "/tmp")``."""
+        binds = self._bindings_before(node)
+        if len(binds) < 2 or binds[-1] is not v:
+            return None
+        here, other = self._branch_of(v), self._branch_of(binds[-2])
+        if here is None or other is None or here[0] is not other[0] or here[1] == other[1]:
+            return None
+        a, b = _merge(self._parts(binds[-2], depth + 1)), _merge(self._parts(v, depth + 1))
+        for env, lit in ((a, b), (b, a)):
+            if (
+                len(env) == 1
+                and env[0].kind is PartKind.VAR
+                and env[0].default is None
+                and all(p.kind is PartKind.LIT for p in lit)
+            ):
+                return [Part(PartKind.VAR, env[0].value, PathExpr(tuple(lit)))]
+        return None
 
     def _class_attr(self, cls: Any, attr: str) -> Any:
         """The value a class body binds to ``attr`` (a class attribute), or None."""
