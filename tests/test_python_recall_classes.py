@@ -1226,3 +1226,90 @@ def test_if_else_between_two_shared_dirs_is_lck502(cli, tmp_path):
             d = "/tmp"
     """
     assert ("LCK502", 15) in lint(cli, tmp_path, _choice(choice))
+
+
+# --------------------------------------------------------------------------- the stored
+# PID looked up in a process listing (pgrep, pidof, ps): a liveness test, and the removal
+# on its "not listed" side a stale-lock breaker (LCK105, LCK106)
+
+LISTED = {
+    "pgrep-getoutput": (
+        """
+        import os
+        import subprocess
+        import sys
+
+        LOCK = "/var/lib/backup/backup.lock"
+
+        if os.path.exists(LOCK):
+            with open(LOCK) as f:
+                prog, pid = f.read().strip().split()
+            running = subprocess.getoutput("pgrep {0}".format(prog)).split("\\n")
+            if pid in running:
+                sys.exit("backup already running")
+            else:
+                os.remove(LOCK)
+        with open(LOCK, "w") as f:
+            print(sys.argv[0], os.getpid(), file=f)
+        try:
+            print("backup")
+        finally:
+            os.remove(LOCK)
+        """,
+        {("LCK105", 11), ("LCK106", 14)},
+    ),
+    "pidof-list": (
+        """
+        import os
+        import subprocess
+        import sys
+
+        PID = "/var/run/rsync-job.pid"
+
+
+        def main():
+            if os.path.isfile(PID):
+                old = open(PID).read().strip()
+                pids = subprocess.check_output(["pidof", "rsync"], text=True).split()
+                if old not in pids:
+                    os.unlink(PID)
+                else:
+                    return 75
+            with open(PID, "w") as f:
+                f.write(str(os.getpid()))
+            try:
+                print("sync")
+            finally:
+                os.unlink(PID)
+            return 0
+
+
+        sys.exit(main())
+        """,
+        {("LCK105", 12), ("LCK106", 13)},
+    ),
+}
+
+
+@pytest.mark.parametrize(("src", "expected"), LISTED.values(), ids=LISTED.keys())
+def test_stored_pid_looked_up_in_a_process_listing(cli, tmp_path, src, expected):
+    assert expected <= lint(cli, tmp_path, src)
+
+
+def test_process_listing_of_a_name_not_read_from_a_file_is_quiet(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import subprocess
+        import sys
+
+        for name in sys.argv[1:]:
+            if name in subprocess.getoutput("pgrep -l rsync"):
+                print(name, "is syncing")
+            else:
+                os.remove(os.path.join("/var/lib/sync/queue", name))
+        """,
+    )
+    assert not {c for c, _l in found} & {"LCK105", "LCK106"}

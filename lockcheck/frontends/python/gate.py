@@ -125,6 +125,7 @@ def _os_call(text: str, word: str) -> bool:
 
 _LOCKF = re.compile(r"\blockf\b")  # not lockfile
 # a command asking whether a PID lives: "ps -p %d", "kill -0 {pid}", ["ps", "-p", pid]
+LISTING_CMD = re.compile(r"\s*(?:\S*/)?(?:pgrep|pidof)\b")
 PS_CMD = re.compile(r"(?:^|[\s/])(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)")
 _PS_CMD_TEXT = re.compile(
     r"""['"](?:[^'"\n]*[\s/])?(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)"""
@@ -483,6 +484,8 @@ class _Gate:
                     return "/proc/<pid> test"
                 if isinstance(node.value, str) and PS_CMD.search(node.value):
                     return "ps -p / kill -0 command"
+                if isinstance(node.value, str) and LISTING_CMD.match(node.value):
+                    return "pgrep / pidof command"  # a stored PID looked up in its output
             elif t in (ast.List, ast.Tuple):
                 if _ps_argv(node):
                     return "ps -p / kill -0 command"

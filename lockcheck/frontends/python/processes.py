@@ -3,6 +3,7 @@ children started while a lock is held."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...model import (
@@ -21,8 +22,56 @@ from .gate import PS_CMD
 class Processes:
     """Methods of :class:`.locks.Analyzer`."""
 
+    _LISTING = re.compile(r"^\s*(?:\S*/)?(?:pgrep|pidof|ps)\b")
+
+    def _listed_pid_tests(self) -> None:
+        """``if pid in subprocess.getoutput("pgrep job").split()``: the stored PID looked up
+        in a process listing (pgrep, pidof, ps) is a liveness test."""
+        cst = self.cst
+        for ifn in self.ifs:
+            test = ifn.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test = test.expression
+            if not (
+                isinstance(test, cst.Comparison)
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn))
+            ):
+                continue
+            if not self._process_listing(test.comparisons[0].comparator):
+                continue
+            from_file, pid_file = self.pid_source(test.left)
+            if from_file:
+                # `pid not in listing`: the body is the dead side
+                self._liveness(test, pid_file, isinstance(test.comparisons[0].operator, cst.NotIn))
+
+    def _process_listing(self, node: Any, depth: int = 0) -> bool:
+        """The output of a command that lists processes, through names and method calls."""
+        cst = self.cst
+        if depth > 3 or node is None:
+            return False
+        if isinstance(node, cst.Name):
+            v = self.lookup(node)
+            return (
+                v is not None and not isinstance(v, tuple) and self._process_listing(v, depth + 1)
+            )
+        for c in self.descendants(node, cst.Call):
+            if self.call_q(c) in self._COMMAND_CALLS:
+                cmd = self.arg(c, 0, "args")
+                if isinstance(cmd, (cst.List, cst.Tuple)) and cmd.elements:
+                    cmd = cmd.elements[0].value
+                while isinstance(cmd, cst.Call) and isinstance(cmd.func, cst.Attribute):
+                    cmd = cmd.func.value  # `"pgrep {0}".format(name)`
+                if isinstance(cmd, cst.BinaryOperation):
+                    cmd = cmd.left  # `"pgrep %s" % name`
+                text = self.const(cmd) if cmd is not None else None
+                if isinstance(text, str) and self._LISTING.match(text):
+                    return True
+        return False
+
     def _liveness_and_kills(self) -> None:
         self.dead_regions: list[tuple[Any, PathExpr | None]] = []
+        self._listed_pid_tests()
         for c in self.calls:
             q = self.call_q(c)
             if q in ("os.kill", "os.killpg"):
@@ -144,13 +193,13 @@ class Processes:
                 return c, sig
         return None
 
-    def _liveness(self, call: Any, pid_file: PathExpr | None) -> None:
+    def _liveness(self, call: Any, pid_file: PathExpr | None, negate: bool = False) -> None:
+        """``negate``: ``call`` is true when the holder is dead (``pid not in pgrep``)."""
         cst = self.cst
         region: list[Any] = []
         dead: list[Any] = []
         owner = None
         # in an if test
-        negate = False
         for a in self.ancestors(call):
             if isinstance(a, cst.UnaryOperation) and isinstance(a.operator, cst.Not):
                 negate = not negate
