@@ -1313,3 +1313,22 @@ def test_process_listing_of_a_name_not_read_from_a_file_is_quiet(cli, tmp_path):
         """,
     )
     assert not {c for c, _l in found} & {"LCK105", "LCK106"}
+
+
+def test_numeric_signal_is_named_in_the_message(cli, tmp_path):
+    write(
+        tmp_path,
+        "job.py",
+        textwrap.dedent(
+            """
+            import os
+
+            with open("/var/run/crawl/crawl.pid") as f:
+                os.kill(int(f.read()), 9)
+            """
+        ).lstrip("\n"),
+    )
+    _status, out, _err = cli(
+        "scan", "--isolated", "--select", "LCK108", "--output-format", "concise"
+    )
+    assert "sends SIGKILL to a PID read from a file" in out

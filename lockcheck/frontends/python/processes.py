@@ -18,6 +18,8 @@ from ...model import (
 from ...paths import lockish_name
 from .gate import PS_CMD
 
+_SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 9: "SIGKILL", 15: "SIGTERM"}
+
 
 class Processes:
     """Methods of :class:`.locks.Analyzer`."""
@@ -84,7 +86,7 @@ class Processes:
                     self._liveness(c, pid_file)
                 else:
                     name = self.code(sig) if sig is not None else "?"
-                    name = name.split(".")[-1]
+                    name = _SIGNAL_NAMES.get(sigv, name.split(".")[-1])  # `os.kill(pid, 9)`
                     self.facts.kills.append(Kill(self.span(c), name, pid_file))
             elif self._proc_probe(c):
                 # os.path.exists(f"/proc/{pid}"), os.access("/proc/%d/stat" % pid, F_OK)
