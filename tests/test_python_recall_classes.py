@@ -1332,3 +1332,56 @@ def test_numeric_signal_is_named_in_the_message(cli, tmp_path):
         "scan", "--isolated", "--select", "LCK108", "--output-format", "concise"
     )
     assert "sends SIGKILL to a PID read from a file" in out
+
+
+# --------------------------------------------------------------------------- a clash
+# returned to a caller that only reports it (`if ensure(d): print("created")`) decides
+# nothing; one that makes it the condition of the work is a lock (LCK101)
+
+REPORTED = """
+    import os
+
+
+    def ensure(d):
+    {BODY}
+
+
+    if ensure("/srv/report/out"):
+        {THEN}
+    print("writing the report")
+"""
+
+ENSURE_BODIES = {
+    "flag": """
+        made = True
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            made = False
+        return made
+    """,
+    "return": """
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            return False
+        return True
+    """,
+}
+
+
+def _reported(body: str, then: str) -> str:
+    inner = textwrap.indent(textwrap.dedent(body).strip("\n"), "        ")
+    return REPORTED.replace("    {BODY}", inner).replace("{THEN}", then)
+
+
+@pytest.mark.parametrize("body", ENSURE_BODIES.values(), ids=ENSURE_BODIES.keys())
+def test_clash_only_reported_by_the_caller_is_quiet(cli, tmp_path, body):
+    found = lint(cli, tmp_path, _reported(body, 'print("created the output directory")'))
+    assert not any(c in ("LCK101", "LCK000") for c, _l in found)
+
+
+@pytest.mark.parametrize("body", ENSURE_BODIES.values(), ids=ENSURE_BODIES.keys())
+def test_clash_as_the_condition_of_the_work_is_lck101(cli, tmp_path, body):
+    found = lint(cli, tmp_path, _reported(body, 'os.system("make-report /srv/report/out")'))
+    assert any(c == "LCK101" for c, _l in found)

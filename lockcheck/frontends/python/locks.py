@@ -19,7 +19,14 @@ from ...model import (
     Removal,
 )
 from ...paths import lockish_name
-from .calls import BUSY_ERRORS, FILE_EXISTS_ERRORS, LIB_BUSY_ERRORS_SUFFIX, REMOVE_CALLS, Calls
+from .calls import (
+    BUSY_ERRORS,
+    FILE_EXISTS_ERRORS,
+    LIB_BUSY_ERRORS_SUFFIX,
+    LOG_METHODS,
+    REMOVE_CALLS,
+    Calls,
+)
 from .handlers import Handlers
 from .helpers import Helpers
 from .platforms import Platforms
@@ -421,7 +428,34 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         if func is None or (self.class_of(func) is None and func.name.value in self.entry):
             return False  # returning from the entry point ends the run
         sites = self.call_sites(func)
-        return bool(sites) and all(isinstance(self.up(c), self.cst.Expr) for c, _m in sites)
+        return bool(sites) and all(
+            isinstance(self.up(c), self.cst.Expr) or self._only_reported(c) for c, _m in sites
+        )
+
+    def _only_reported(self, call: Any) -> bool:
+        """``call`` is the test of an ``if`` whose branches only print or log (``if
+        ensure(d): print("created", d)``): the result says what happened, it decides
+        nothing."""
+        cst = self.cst
+        node = call
+        while isinstance(self.up(node), cst.UnaryOperation):
+            node = self.up(node)
+        ifn = self.up(node)
+        if not isinstance(ifn, cst.If) or ifn.test is not node:
+            return False
+        stmts = self._if_region(ifn)
+        for st in stmts:
+            if not isinstance(st, cst.SimpleStatementLine):
+                return False
+            for sm in st.body:
+                if isinstance(sm, cst.Pass):
+                    continue
+                if not isinstance(sm, cst.Expr) or not isinstance(sm.value, cst.Call):
+                    return False
+                q, m = self.call_q(sm.value), self.method(sm.value)
+                if q != "print" and m not in LOG_METHODS:
+                    return False
+        return True
 
     def _removes_on_normal_path(self, stmts: list[Any], path: PathExpr | None) -> bool:
         """The statements remove ``path`` other than in an ``except`` handler."""
