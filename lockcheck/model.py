@@ -240,6 +240,11 @@ class Acquire:
     open_check_fix: FixTemplate | None = None  # LCK406: checks the open on its own (shown only)
     # a named OS mutex (no file: path is None): its name as written, when it is a literal
     mutex_name: str | None = None
+    # the platforms it runs on when a platform test guards it ("windows", "posix"); None: any
+    platforms: frozenset[str] | None = None
+    # LCK202: released on every exit one way, but another caller takes it and releases it as
+    # a plain later statement (a decorator's lock(); func(); release()): that call
+    unreleased_route: Span | None = None
 
 
 @dataclass
@@ -279,6 +284,7 @@ class Removal:
     is_glob: bool = False
     drop_fix: FixTemplate | None = None  # removes the removal, keeping the rest intact
     suggestion: FixTemplate | None = None  # LCK106: drop the breaker in favour of flock
+    platforms: frozenset[str] | None = None  # as Acquire.platforms
 
 
 @dataclass

@@ -34,6 +34,20 @@ def _existence_locks(ctx: Context):
             yield acq
 
 
+def _per_call(acqs):
+    """One lock call reached from several call sites with different paths: the first acquire
+    and the text naming every path (`` on `a` (or `b`)``), so the call is reported once."""
+    groups: dict[tuple[int, int], list] = {}
+    for acq in acqs:
+        groups.setdefault((acq.span.start, acq.span.end), []).append(acq)
+    for group in groups.values():
+        names = list(dict.fromkeys(a.path.render() for a in group if a.path is not None))
+        where = _where(group[0].path)
+        if len(names) > 1:
+            where = f" on `{names[0]}`" + "".join(f" (or `{n}`)" for n in names[1:])
+        yield group[0], where
+
+
 @rule(
     "LCK101",
     "existence-lock",
@@ -43,15 +57,16 @@ def _existence_locks(ctx: Context):
     help="Hold a flock on an open descriptor instead: it dies with the process",
 )
 def existence_lock(ctx: Context):
-    for acq in _existence_locks(ctx):
-        if acq.check_then_create:
-            continue
-        if synced_reason(acq.path, ctx.settings.synced_paths):
-            continue  # LCK102
+    plain = (
+        a
+        for a in _existence_locks(ctx)
+        if not a.check_then_create and not synced_reason(a.path, ctx.settings.synced_paths)
+    )  # synced: LCK102
+    for acq, where in _per_call(plain):
         yield ctx.finding(
             "LCK101",
             acq.span,
-            f"`{acq.mechanism}` lock{_where(acq.path)} blocks all runs after a crash",
+            f"`{acq.mechanism}` lock{where} blocks all runs after a crash",
             suggestion=shown(acq.suggestion),
         )
 
@@ -88,13 +103,11 @@ def existence_lock_synced(ctx: Context):
     help="Take a flock on an open descriptor instead of testing for the name",
 )
 def check_then_create(ctx: Context):
-    for acq in _existence_locks(ctx):
-        if not acq.check_then_create:
-            continue
+    for acq, where in _per_call(a for a in _existence_locks(ctx) if a.check_then_create):
         yield ctx.finding(
             "LCK103",
             acq.span,
-            f"test-then-create lock{_where(acq.path)} is not atomic: two runs can both go on",
+            f"test-then-create lock{where} is not atomic: two runs can both go on",
             suggestion=shown(acq.suggestion),
         )
 
@@ -153,13 +166,12 @@ def flock_on_network_path(ctx: Context):
     help="Release in `trap ... EXIT` (shell) or `finally`/`with`/`atexit` (Python), or use flock",
 )
 def not_released_on_failure(ctx: Context):
-    for acq in _existence_locks(ctx):
-        if not acq.released or acq.release_on_every_exit:
-            continue
+    unreleased = (a for a in _existence_locks(ctx) if a.released and not a.release_on_every_exit)
+    for acq, where in _per_call(unreleased):
         yield ctx.finding(
             "LCK202",
-            acq.span,
-            f"`{acq.mechanism}` lock{_where(acq.path)} is not released on every exit path",
+            acq.unreleased_route or acq.span,
+            f"`{acq.mechanism}` lock{where} is not released on every exit path",
             suggestion=shown(acq.suggestion),
         )
 

@@ -86,6 +86,8 @@ def flock_file_removed(ctx: Context):
         for acq in flocked:
             if acq.inode_recheck or not same_path(rm.path, acq.path):
                 continue
+            if rm.platforms and acq.platforms and not rm.platforms & acq.platforms:
+                continue  # the removal's platform branch never runs where the flock does
             fix = None
             if rm.drop_fix is not None:
                 fix = Fix(Applicability.SAFE, rm.drop_fix.message, rm.drop_fix.edits)

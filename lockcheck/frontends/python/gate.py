@@ -125,6 +125,7 @@ def _os_call(text: str, word: str) -> bool:
 
 _LOCKF = re.compile(r"\blockf\b")  # not lockfile
 # a command asking whether a PID lives: "ps -p %d", "kill -0 {pid}", ["ps", "-p", pid]
+LISTING_CMD = re.compile(r"\s*(?:\S*/)?(?:pgrep|pidof)\b")
 PS_CMD = re.compile(r"(?:^|[\s/])(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)")
 _PS_CMD_TEXT = re.compile(
     r"""['"](?:[^'"\n]*[\s/])?(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)"""
@@ -322,11 +323,29 @@ def _decides_on_clash(handler: ast.ExceptHandler) -> str | None:
         elif isinstance(n, ast.Call) and _func_name(n.func) in DECIDING_CALLS:
             decides = True
             exits = exits or _func_name(n.func) in EXIT_CALLS
+        elif (
+            isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Constant)
+            and n.value.value in (True, False, None)
+        ):
+            decides = True  # `locked = False`, returned after the try
+        elif isinstance(n, ast.Call) and _func_name(n.func) == "sleep":
+            decides = True  # waits, then a loop around the try retries
         elif isinstance(n, (ast.Name, ast.Attribute)) and _func_name(n) == "EEXIST":
             specific = True
     if not decides:
         return None
     return "exit" if specific or exits else "maybe"
+
+
+def _enter_creates(func: ast.AST) -> bool:
+    """An ``__enter__`` whose ``try`` creates a name exclusively under a clash handler that
+    decides (re-raising too): with the ``__exit__`` that removes it, a scope lock."""
+    for n in walk(func):
+        if isinstance(n, ast.Try) and any(_decides_on_clash(h) for h in n.handlers):
+            if any(x for st in n.body for x in _exclusive_creates(st)):
+                return True
+    return False
 
 
 def _names_file_exists(node: ast.AST) -> bool:
@@ -465,6 +484,8 @@ class _Gate:
                     return "/proc/<pid> test"
                 if isinstance(node.value, str) and PS_CMD.search(node.value):
                     return "ps -p / kill -0 command"
+                if isinstance(node.value, str) and LISTING_CMD.match(node.value):
+                    return "pgrep / pidof command"  # a stored PID looked up in its output
             elif t in (ast.List, ast.Tuple):
                 if _ps_argv(node):
                     return "ps -p / kill -0 command"
@@ -478,6 +499,8 @@ class _Gate:
                     self.call_ifs.append(node)  # maybe a helper's `return exists(P)`
             elif t in (ast.FunctionDef, ast.AsyncFunctionDef):
                 self.defs.setdefault(node.name, []).append(node)
+                if node.name == "__enter__" and _enter_creates(node):
+                    return "create under a clash handler in __enter__"
             elif t is ast.Import:
                 self._note_aliases(node)
                 for a in node.names:

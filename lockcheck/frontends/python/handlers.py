@@ -285,6 +285,60 @@ class Handlers:
             acq.release_on_every_exit = any(self._every_exit(c, r) for c, r in rms)
             if not acq.release_on_every_exit and self._handed_out(acq, rms):
                 acq.release_on_every_exit = True  # the caller, not in this file, releases
+            if acq.release_on_every_exit:
+                route = self._plain_route(acq, rms)
+                if route is not None:
+                    acq.release_on_every_exit = False
+                    acq.unreleased_route = self.span(route)
+
+    def _callers(self, node: Any, depth: int = 3) -> dict[int, Any]:
+        """The calls that lead to ``node`` through the functions of this file: the call
+        itself, the call sites of its function, theirs... (id -> call)."""
+        cst = self.cst
+        out = {id(node): node}
+        todo = [(node, 0)]
+        while todo:
+            n, d = todo.pop()
+            func = self.func_of(n)
+            if d >= depth or not isinstance(func, cst.FunctionDef) or func.name.value == "__exit__":
+                continue
+            for site, _m in self.call_sites(func):
+                if id(site) not in out:
+                    out[id(site)] = site
+                    todo.append((site, d + 1))
+        return out
+
+    def _plain_route(self, acq: Acquire, rms: list[tuple[Any, Removal]]) -> Any:
+        """One way of taking the lock releases it as a plain later statement of the same
+        block, with work in between and no ``finally``/``with``: a decorator's ``self.lock();
+        result = func(); self.release()`` beside a context manager whose ``__exit__``
+        releases.  The call that takes it that way, or None."""
+        cst = self.cst
+        node = self._acq_nodes.get(id(acq))
+        if node is None:
+            return None
+        takes = self._callers(node)
+        releases: dict[int, Any] = {}
+        for c, _r in rms:
+            releases.update(self._callers(c))
+        for t in takes.values():
+            st = self.stmt_of(t)
+            if not isinstance(st, cst.SimpleStatementLine) or id(t) in releases:
+                continue
+            if any(isinstance(a, (cst.Finally, cst.With)) for a in self.ancestors(st)):
+                continue
+            sibs, i = self.block_siblings(st)
+            for j, later in enumerate(sibs[i + 1 :], i + 1):
+                if not isinstance(later, cst.SimpleStatementLine):
+                    break
+                if any(id(c) in releases for c in self.descendants(later, cst.Call)):
+                    work = any(
+                        True for mid in sibs[i + 1 : j] for _c in self.descendants(mid, cst.Call)
+                    )
+                    if work:
+                        return t
+                    break
+        return None
 
     def _handed_out(self, acq: Acquire, rms: list[tuple[Any, Removal]]) -> bool:
         """A lock class's method takes the lock and another method releases it, and nothing

@@ -19,15 +19,23 @@ from ...model import (
     Removal,
 )
 from ...paths import lockish_name
-from .calls import BUSY_ERRORS, FILE_EXISTS_ERRORS, LIB_BUSY_ERRORS_SUFFIX, REMOVE_CALLS, Calls
+from .calls import (
+    BUSY_ERRORS,
+    FILE_EXISTS_ERRORS,
+    LIB_BUSY_ERRORS_SUFFIX,
+    LOG_METHODS,
+    REMOVE_CALLS,
+    Calls,
+)
 from .handlers import Handlers
 from .helpers import Helpers
+from .platforms import Platforms
 from .processes import Processes
 from .values import Values
 from .walk import Walk, _Entry
 
 
-class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
+class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
     """One file's analysis: the tree walked once (:class:`Walk`), then the passes of
     :meth:`run`."""
 
@@ -51,6 +59,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
         facts.removals[:] = [r for _c, r in expanded] + [
             r for r in facts.removals if id(r) not in before
         ]
+        self._removed_after_unlock()
         self._liveness_and_kills()
         self._liveness_tested_pidfiles()
         self._release_coverage()
@@ -59,6 +68,15 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
         self._created()
         facts.acquires.sort(key=lambda a: a.span.start)  # stable indexes are assigned after
         self._hooks_reindex()
+        self._platform_branches()
+
+    def _platform_branches(self) -> None:
+        """The platforms each acquire and removal runs on (``if os.name == "nt":``)."""
+        by_span = {(c.s, c.e): c for c in self.calls}
+        for fact in (*self.facts.acquires, *self.facts.removals):
+            node = by_span.get((fact.span.start, fact.span.end))
+            if node is not None:
+                fact.platforms = self.platforms_of(node)
 
     def _removals(self) -> list[tuple[Any, Removal]]:
         out = []
@@ -81,6 +99,42 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
         for _c, r in out:
             self.facts.removals.append(r)
         return out
+
+    def _removed_after_unlock(self) -> None:
+        """A release method that unlocks the flock (``LOCK_UN``) and then removes a file whose
+        name is not fully resolved but ends like the flocked file's (``<...>.lock``): the
+        file it removes is the lock file."""
+        cst = self.cst
+        flocked = {
+            self.key(a.path): a.path
+            for a in self.facts.acquires
+            if a.kind is not LockKind.EXISTENCE and a.path is not None
+        }
+        for c, r in self.removal_calls:
+            func = self.func_of(c)
+            tail = r.path.parts[-1] if r.path is not None and r.path.parts else None
+            if func is None or tail is None or tail.kind is not PartKind.LIT:
+                continue
+            if all(p.kind is PartKind.LIT for p in r.path.parts) or self.key(r.path) in flocked:
+                continue
+            unlocks = any(
+                self.call_q(u) in ("fcntl.flock", "fcntl.lockf", "portalocker.unlock")
+                and u.s < c.s
+                and (
+                    self.call_q(u) == "portalocker.unlock"
+                    or "LOCK_UN" in self.flag_names(self.arg(u, 1))
+                )
+                for u in self.descendants(func, cst.Call)
+            )
+            if not unlocks:
+                continue
+            same_tail = [
+                p
+                for p in flocked.values()
+                if p.parts and p.parts[-1] == tail and len(tail.value) > 1
+            ]
+            if len(same_tail) == 1:
+                r.path = same_tail[0]
 
     def removals_of(self, path: PathExpr | None) -> list[tuple[Any, Removal]]:
         if path is None:
@@ -207,8 +261,8 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
             if h is None:
                 continue
             stmts = list(h.body.body)
-            if not self.decides(stmts):
-                continue
+            if not self.decides(stmts) and not (self._sleeps(stmts) and self._retried(t)):
+                continue  # `while True: try: ... except FileExistsError: sleep(1)` retries
             path = self.path(pnode)
             end = self.find_end(stmts)
             if end is not None and self._tolerates_eexist(h, end):
@@ -228,10 +282,16 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
             eexist = any(n.value == "EEXIST" for n in self.descendants(h, cst.Name)) or any(
                 a.attr.value == "EEXIST" for a in self.descendants(h, cst.Attribute)
             )
+            # made by __enter__ and removed by __exit__ of the same class: a scope lock
+            scoped = self._scoped_by_exit(c, path)
             if "FileExistsError" not in self.handler_names(h) and not eexist:
-                # a generic OSError handler is error handling unless the name or an exit
-                # says lock
-                if not lockish_name(path) and not (end is not None and end.kind == "exit"):
+                # a generic OSError handler is error handling unless the name, an exit or
+                # the with-scope says lock
+                if (
+                    not lockish_name(path)
+                    and not (end is not None and end.kind == "exit")
+                    and not scoped
+                ):
                     continue
                 if not lockish_name(path) and self._guarded_by_absence(c, path):
                     continue  # `if not isdir(d): makedirs(d)` under a broad error handler
@@ -240,6 +300,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
                 and end.kind == "raise"
                 and not lockish_name(path)
                 and "SystemExit" not in self.code(end.node)
+                and not scoped
             ):
                 continue  # an error raised on a clash: exclusive create of output
             if end is not None and end.kind == "loop" and not lockish_name(path):
@@ -284,6 +345,10 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
             t, h = self.catching_handler(c, {"FileExistsError"})
             if h is None or "FileExistsError" not in self.handler_names(h):
                 continue
+            if not why and {"FileNotFoundError", "NotADirectoryError"} & self.handler_names(h):
+                # exist_ok=True raises FileExistsError only for a file in the way: caught with
+                # the other errors of an unusable path, it is path handling, not a busy branch
+                continue
             stmts = list(h.body.body)
             if not self.decides(stmts):
                 continue
@@ -318,6 +383,44 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
                 return True
         return False
 
+    _PID_WORD = re.compile(r"\bpid\b|getpid|_pid\b", re.I)
+
+    def _writes_pid(self, creator: Any) -> bool:
+        """The created file is written with a PID (``f.write(str(os.getpid()))``, ``pid``) in
+        the creating statement or the two after it: a pid file, not an output."""
+        st = self.stmt_of(creator)
+        sibs, i = self.block_siblings(st)
+        return any(self._PID_WORD.search(self.code(s)) for s in sibs[i : i + 3])
+
+    def _raise_escapes(self, raise_node: Any) -> bool:
+        """No caller of this file catches the error raised (as a busy branch)."""
+        exc = raise_node.exc
+        if exc is None:
+            return False  # a bare re-raise inside a handler: judged where it is caught
+        q = self.qname(exc.func if isinstance(exc, self.cst.Call) else exc)
+        return not q or self._caught_by_caller(raise_node, q, 0) is None
+
+    def _scoped_by_exit(self, call: Any, path: PathExpr | None) -> bool:
+        """``call`` runs in a class's ``__enter__`` and that class's ``__exit__`` removes the
+        same path: the name exists exactly while the ``with`` block runs."""
+        func = self.func_of(call)
+        if path is None or func is None or func.name.value != "__enter__":
+            return False
+        cls = self.class_of(func)
+        for rc, _r in self.removals_of(path):
+            f = self.func_of(rc)
+            if f is not None and f.name.value == "__exit__" and self.class_of(f) is cls:
+                return True
+        return False
+
+    def _sleeps(self, stmts: list[Any]) -> bool:
+        """The statements wait (``time.sleep``, ``asyncio.sleep``) before going on."""
+        return any(
+            self.call_q(c) in ("time.sleep", "asyncio.sleep")
+            for st in stmts
+            for c in self.descendants(st, self.cst.Call)
+        )
+
     def _result_ignored(self, ret: Any) -> bool:
         """``ret`` returns from a function (not the entry point) that every caller in this
         file calls as a statement (the result is dropped), and there is at least one."""
@@ -325,7 +428,34 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
         if func is None or (self.class_of(func) is None and func.name.value in self.entry):
             return False  # returning from the entry point ends the run
         sites = self.call_sites(func)
-        return bool(sites) and all(isinstance(self.up(c), self.cst.Expr) for c, _m in sites)
+        return bool(sites) and all(
+            isinstance(self.up(c), self.cst.Expr) or self._only_reported(c) for c, _m in sites
+        )
+
+    def _only_reported(self, call: Any) -> bool:
+        """``call`` is the test of an ``if`` whose branches only print or log (``if
+        ensure(d): print("created", d)``): the result says what happened, it decides
+        nothing."""
+        cst = self.cst
+        node = call
+        while isinstance(self.up(node), cst.UnaryOperation):
+            node = self.up(node)
+        ifn = self.up(node)
+        if not isinstance(ifn, cst.If) or ifn.test is not node:
+            return False
+        stmts = self._if_region(ifn)
+        for st in stmts:
+            if not isinstance(st, cst.SimpleStatementLine):
+                return False
+            for sm in st.body:
+                if isinstance(sm, cst.Pass):
+                    continue
+                if not isinstance(sm, cst.Expr) or not isinstance(sm.value, cst.Call):
+                    return False
+                q, m = self.call_q(sm.value), self.method(sm.value)
+                if q != "print" and m not in LOG_METHODS:
+                    return False
+        return True
 
     def _removes_on_normal_path(self, stmts: list[Any], path: PathExpr | None) -> bool:
         """The statements remove ``path`` other than in an ``except`` handler."""
@@ -801,11 +931,27 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
                 continue  # `if exists(P): remove(P)`, then create: an overwrite, not a guard
             if positive:
                 end = self.find_end(busy_stmts)
-                if end is None:
+                kill = self._kills_holder(busy_stmts, path) if end is None else None
+                if end is None and kill is None:
                     continue
-                if not lockish_name(path) and self._ends_on_content(end, ifn):
+                if kill is not None:
+                    # `if exists(P): os.kill(int(open(P).read()), SIGTERM)`, then create: a
+                    # takeover of the holder's lock, the run goes on
+                    busy = BusyBranch(self.span(kill), False, None)
+                elif not lockish_name(path) and self._ends_on_content(end, ifn):
                     continue  # the file's contents decide, not its existence
-                busy = self.busy_branch(busy_stmts, ifn, ifn)
+                elif (
+                    end.kind == "raise"
+                    and not lockish_name(path)
+                    and "SystemExit" not in self.code(end.node)
+                    and self._raise_escapes(end.node)
+                    and not self._writes_pid(creator)
+                ):
+                    # `if exists(out): raise Error("exists, delete it")`: a refusal to
+                    # overwrite an output, like an exclusive create of output
+                    continue
+                else:
+                    busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
                 busy = self._if_branch(ifn, False, 0)
                 if not busy.ends_run and not any(self.within(c, ifn) for c in released):
@@ -829,6 +975,21 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes):
                 self._unreleased_pidfiles.append(acq)  # a lock if its PID is tested
                 continue
             self.facts.acquires.append(acq)
+
+    def _kills_holder(self, stmts: list[Any], path: PathExpr) -> Any:
+        """The ``os.kill``/``os.killpg`` in ``stmts`` that signals (not with 0) the PID read
+        from ``path``: the holder is killed so that this run can take the lock over."""
+        key = self.key(path)
+        for st in stmts:
+            for c in self.descendants(st, self.cst.Call):
+                if self.call_q(c) not in ("os.kill", "os.killpg") or self.const(
+                    self.arg(c, 1, "sig")
+                ) in (0, "0"):
+                    continue
+                read, pid_file = self.pid_source(self.arg(c, 0, "pid"))
+                if read and pid_file is not None and self.key(pid_file) == key:
+                    return c
+        return None
 
     @property
     def _unreleased_pidfiles(self) -> list[Acquire]:

@@ -3,6 +3,7 @@ children started while a lock is held."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...model import (
@@ -17,12 +18,62 @@ from ...model import (
 from ...paths import lockish_name
 from .gate import PS_CMD
 
+_SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 9: "SIGKILL", 15: "SIGTERM"}
+
 
 class Processes:
     """Methods of :class:`.locks.Analyzer`."""
 
+    _LISTING = re.compile(r"^\s*(?:\S*/)?(?:pgrep|pidof|ps)\b")
+
+    def _listed_pid_tests(self) -> None:
+        """``if pid in subprocess.getoutput("pgrep job").split()``: the stored PID looked up
+        in a process listing (pgrep, pidof, ps) is a liveness test."""
+        cst = self.cst
+        for ifn in self.ifs:
+            test = ifn.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test = test.expression
+            if not (
+                isinstance(test, cst.Comparison)
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.In, cst.NotIn))
+            ):
+                continue
+            if not self._process_listing(test.comparisons[0].comparator):
+                continue
+            from_file, pid_file = self.pid_source(test.left)
+            if from_file:
+                # `pid not in listing`: the body is the dead side
+                self._liveness(test, pid_file, isinstance(test.comparisons[0].operator, cst.NotIn))
+
+    def _process_listing(self, node: Any, depth: int = 0) -> bool:
+        """The output of a command that lists processes, through names and method calls."""
+        cst = self.cst
+        if depth > 3 or node is None:
+            return False
+        if isinstance(node, cst.Name):
+            v = self.lookup(node)
+            return (
+                v is not None and not isinstance(v, tuple) and self._process_listing(v, depth + 1)
+            )
+        for c in self.descendants(node, cst.Call):
+            if self.call_q(c) in self._COMMAND_CALLS:
+                cmd = self.arg(c, 0, "args")
+                if isinstance(cmd, (cst.List, cst.Tuple)) and cmd.elements:
+                    cmd = cmd.elements[0].value
+                while isinstance(cmd, cst.Call) and isinstance(cmd.func, cst.Attribute):
+                    cmd = cmd.func.value  # `"pgrep {0}".format(name)`
+                if isinstance(cmd, cst.BinaryOperation):
+                    cmd = cmd.left  # `"pgrep %s" % name`
+                text = self.const(cmd) if cmd is not None else None
+                if isinstance(text, str) and self._LISTING.match(text):
+                    return True
+        return False
+
     def _liveness_and_kills(self) -> None:
         self.dead_regions: list[tuple[Any, PathExpr | None]] = []
+        self._listed_pid_tests()
         for c in self.calls:
             q = self.call_q(c)
             if q in ("os.kill", "os.killpg"):
@@ -35,7 +86,7 @@ class Processes:
                     self._liveness(c, pid_file)
                 else:
                     name = self.code(sig) if sig is not None else "?"
-                    name = name.split(".")[-1]
+                    name = _SIGNAL_NAMES.get(sigv, name.split(".")[-1])  # `os.kill(pid, 9)`
                     self.facts.kills.append(Kill(self.span(c), name, pid_file))
             elif self._proc_probe(c):
                 # os.path.exists(f"/proc/{pid}"), os.access("/proc/%d/stat" % pid, F_OK)
@@ -144,13 +195,13 @@ class Processes:
                 return c, sig
         return None
 
-    def _liveness(self, call: Any, pid_file: PathExpr | None) -> None:
+    def _liveness(self, call: Any, pid_file: PathExpr | None, negate: bool = False) -> None:
+        """``negate``: ``call`` is true when the holder is dead (``pid not in pgrep``)."""
         cst = self.cst
         region: list[Any] = []
         dead: list[Any] = []
         owner = None
         # in an if test
-        negate = False
         for a in self.ancestors(call):
             if isinstance(a, cst.UnaryOperation) and isinstance(a.operator, cst.Not):
                 negate = not negate
@@ -183,6 +234,8 @@ class Processes:
                 els = list(t.orelse.body.body) if t.orelse is not None else []
                 region = handlers + els + list(t.body.body)
                 dead = handlers
+        # the statements that run on one outcome only (not a try body the check is part of)
+        region_branches = region if not isinstance(owner, cst.Try) else dead + els
         consequential = False
         if owner is not None:
             end = self.find_end(region)
@@ -193,8 +246,12 @@ class Processes:
                 and end is not None
                 and end.kind == "return"
             )
-            if (end is not None and not helper) or self._creates_or_removes(region):
-                consequential = True
+            if (
+                (end is not None and not helper)
+                or self._creates_or_removes(region)
+                or self._signals_in(region_branches)
+            ):
+                consequential = True  # it leaves, creates, removes, or kills the holder
             elif helper:
                 consequential = self._helper_consequential(func)
             for st in dead:
@@ -288,6 +345,15 @@ class Processes:
                 if isinstance(a, cst.BaseStatement) and not isinstance(a, cst.If):
                     break
         return False
+
+    def _signals_in(self, stmts: list[Any]) -> bool:
+        """An ``os.kill``/``os.killpg`` with a signal other than 0 (killing the holder)."""
+        return any(
+            self.call_q(c) in ("os.kill", "os.killpg")
+            and self.const(self.arg(c, 1, "sig")) not in (0, "0")
+            for st in stmts
+            for c in self.descendants(st, self.cst.Call)
+        )
 
     def _creates_or_removes(self, stmts: list[Any]) -> bool:
         cst = self.cst

@@ -369,6 +369,9 @@ class Values:
                 if v[0] == "for":
                     return [Part(PartKind.VAR, node.value)]
                 return unknown
+            alt = self._env_or_literal(node, v, depth)
+            if alt is not None:
+                return alt
             return self._parts(v, depth + 1)
         if isinstance(node, cst.Attribute):
             return self._attr_parts(node, depth)
@@ -396,6 +399,9 @@ class Values:
             split = self._split_parts(node, depth)
             if split is not None:
                 return split
+            cut = self._cut_parts(node, depth)
+            if cut is not None:
+                return cut
             q = self.qname(node.value)
             if q == "sys.argv":
                 index = self.const(node.slice[0].slice.value) if node.slice else None
@@ -426,6 +432,26 @@ class Values:
             return _dirname(base) if index == 0 else _basename(base)
         return _strip_ext(base) if index == 0 else [Part(PartKind.UNKNOWN)]
 
+    _CUT_END = re.compile(r"\s*:\s*(?:-\s*(\d+)|len\(\s*(\w+)\s*\)\s*-\s*(\d+))\s*")
+
+    def _cut_parts(self, node: Any, depth: int) -> list[Part] | None:
+        """``name[:-3]`` / ``name[:len(name) - 3]`` (a ``.py`` cut off): a literal loses its
+        last characters; the script's name, a user or an argument stays what it is."""
+        if len(node.slice) != 1:
+            return None
+        m = self._CUT_END.fullmatch(self.code(node.slice[0]))
+        if m is None or (m[2] is not None and m[2] != self.code(node.value)):
+            return None
+        n = int(m[1] or m[3])
+        base = _merge(self._parts(node.value, depth + 1))
+        if len(base) == 1 and base[0].kind is PartKind.LIT and n:
+            return [Part(PartKind.LIT, base[0].value[:-n])]
+        if len(base) == 1 and base[0].kind is PartKind.SCRIPT:
+            return _strip_ext(base)
+        if len(base) == 1 and base[0].kind in (PartKind.ARG, PartKind.USER, PartKind.SCRIPT_NAME):
+            return base
+        return [Part(PartKind.UNKNOWN)]
+
     def _env(self, key: str, default: Any, depth: int) -> list[Part]:
         if key == "HOME":
             return [Part(PartKind.HOME)]
@@ -444,6 +470,13 @@ class Values:
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             cls = self.class_of(node)
             vals = self.attr_assigns.get((id(cls) if cls is not None else 0, attr), [])
+            default = self._class_attr(cls, attr)
+            if default is not None and not self._sentinel(default):
+                # `path = "/var/tmp"` in the class body, `self.path = path` only when a
+                # caller gives one (`path=False` / `None` means "not given")
+                vals = [default] + [v for v in vals if not self._sentinel(v)]
+            if not vals:
+                vals = self._property_returns(cls, attr)  # `@property def lock_path(self):`
             if vals:
                 resolved = [self._parts(v, depth + 1) for v in vals]
                 if len({tuple(r) for r in resolved}) == 1:
@@ -467,6 +500,88 @@ class Values:
             if isinstance(v, cst.Call) and self.method(v) in ("parse_args", "parse_known_args"):
                 return [Part(PartKind.ARG)]
         return [Part(PartKind.UNKNOWN)]
+
+    def _branch_of(self, node: Any) -> tuple[Any, bool] | None:
+        """The innermost ``if`` holding ``node`` in a branch, and whether in its body."""
+        cst = self.cst
+        child = node
+        for a in self.ancestors(node):
+            if isinstance(a, cst.If) and child is not a.test:
+                return a, child is a.body
+            if isinstance(a, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            child = a
+        return None
+
+    def _env_or_literal(self, node: Any, v: Any, depth: int) -> list[Part] | None:
+        """``if xdg is not None: d = xdg`` / ``else: d = "/tmp"`` (either order): the two
+        branches bind the name to an environment value and a literal, which reads as
+        ``os.environ.get("XDG_RUNTIME_DIR", "/tmp")``."""
+        binds = self._bindings_before(node)
+        if len(binds) < 2 or binds[-1] is not v:
+            return None
+        here, other = self._branch_of(v), self._branch_of(binds[-2])
+        if here is None or other is None or here[0] is not other[0] or here[1] == other[1]:
+            return None
+        a, b = _merge(self._parts(binds[-2], depth + 1)), _merge(self._parts(v, depth + 1))
+        for env, lit in ((a, b), (b, a)):
+            if (
+                len(env) == 1
+                and env[0].kind is PartKind.VAR
+                and env[0].default is None
+                and all(p.kind is PartKind.LIT for p in lit)
+            ):
+                return [Part(PartKind.VAR, env[0].value, PathExpr(tuple(lit)))]
+        return None
+
+    def _class_attr(self, cls: Any, attr: str) -> Any:
+        """The value a class body binds to ``attr`` (a class attribute), or None."""
+        cst = self.cst
+        if not isinstance(cls, cst.ClassDef):
+            return None
+        for st in cls.body.body:
+            if isinstance(st, cst.SimpleStatementLine):
+                for sm in st.body:
+                    target = (
+                        sm.targets[0].target
+                        if isinstance(sm, cst.Assign) and len(sm.targets) == 1
+                        else sm.target
+                        if isinstance(sm, cst.AnnAssign)
+                        else None
+                    )
+                    if isinstance(target, cst.Name) and target.value == attr:
+                        return sm.value
+        return None
+
+    def _property_returns(self, cls: Any, attr: str) -> list[Any]:
+        """What a ``@property`` method ``attr`` of ``cls`` returns, ``return None`` aside."""
+        cst = self.cst
+        out: list[Any] = []
+        for fn in self.funcs.get(attr, ()):
+            if self.class_of(fn) is not cls or not any(
+                self.code(d.decorator) in ("property", "functools.cached_property")
+                or self.code(d.decorator) == "cached_property"
+                for d in fn.decorators
+            ):
+                continue
+            for r in self.descendants(fn.body, cst.Return):
+                if (
+                    r.value is not None
+                    and self.func_of(r) is fn
+                    and self.const(r.value) is not None
+                ):
+                    out.append(r.value)
+        return out
+
+    def _sentinel(self, node: Any) -> bool:
+        """``None``/``False``, or a parameter whose every value is one: no path given."""
+        if self.const(node) in (None, False):
+            return True
+        v = self.lookup(node) if isinstance(node, self.cst.Name) else None
+        if isinstance(v, tuple) and v[0] == "param":
+            vals = self.param_values(v[1], v[2])
+            return bool(vals) and all(self.const(x) in (None, False) for x in vals)
+        return False
 
     def _format(
         self, fmt: str, args: list[Any], kwargs: dict[str, Any], depth: int, percent: bool = False
@@ -707,7 +822,9 @@ class Values:
                     if r[0]:
                         return r
                 return False, None
-            if v is None or isinstance(v, tuple):
+            if v is None:
+                return self._unpacked_pid(node, depth)
+            if isinstance(v, tuple):
                 return False, None
             return self.pid_source(v, depth + 1)
         for c in self.descendants(node, cst.Call):
@@ -745,11 +862,42 @@ class Values:
                     r = self.pid_source(n, depth + 1)
                 elif v is not None and not isinstance(v, tuple):
                     r = self.pid_source(v, depth + 1)
+                elif v is None:
+                    r = self._unpacked_pid(n, depth + 1)  # `int(pid)`, pid unpacked
                 else:
                     continue
                 if r[0]:
                     return r
         return False, None
+
+    def _unpacked_pid(self, name: Any, depth: int) -> tuple[bool, PathExpr | None]:
+        """``pid_source`` of a name bound by unpacking: ``procname, pid = f.read().split()``
+        (read from f), ``ok, pid = take(path)`` (element i of the tuples ``take`` returns)."""
+        cst = self.cst
+        scope = self.func_of(name)
+        before = [
+            (stmt, value, i)
+            for stmt, value, i in self._unpacked.get(name.value, ())
+            if stmt.s < name.s and self.func_of(stmt) is scope
+        ]
+        if not before:
+            return False, None
+        _stmt, value, i = before[-1]
+        q = self.call_q(value) if isinstance(value, cst.Call) else ""
+        if q.startswith(("local.", "self.")) and depth < 4:
+            for fn in self.funcs.get(q.rsplit(".", 1)[-1], ()):
+                for ret in self.descendants(fn, cst.Return):
+                    tup = ret.value
+                    if (
+                        isinstance(tup, cst.Tuple)
+                        and self.func_of(ret) is fn
+                        and i < len(tup.elements)
+                    ):
+                        r = self.pid_source(tup.elements[i].value, depth + 1)
+                        if r[0]:
+                            return r
+            return False, None
+        return self.pid_source(value, depth + 1)
 
     def _open_path(self, opener: Any) -> PathExpr | None:
         cst = self.cst

@@ -166,6 +166,9 @@ class Walk:
                     self._bind(el.value, v, stmt)
                 elif isinstance(el.value, cst.Name):
                     self._pending.append((el.value.value, None, stmt))
+                    if vals is None and value is not None:
+                        # `ok, pid = take(path)`: element i of what the call returns
+                        self._unpacked.setdefault(el.value.value, []).append((stmt, value, i))
 
     def _dotted(self, node: Any) -> str:
         cst = self.cst
@@ -181,6 +184,10 @@ class Walk:
             v: list = []
             object.__setattr__(self, name, v)
             return v
+        if name == "_unpacked":  # name -> [(statement, value, index)] of tuple targets
+            d: dict = {}
+            object.__setattr__(self, name, d)
+            return d
         raise AttributeError(name)
 
     def _index_bindings(self) -> None:
@@ -320,6 +327,12 @@ class Walk:
                         body = self._exiting_helper(sm.value)
                         if body is not None:
                             return _Entry(sm, "exit", via=body)
+                    ret = self._flag_returned(st, sm)
+                    if ret is not None:
+                        return _Entry(ret, "return")
+                    tested = self._attr_flag_tested(sm)
+                    if tested is not None:
+                        return tested
             elif isinstance(st, cst.If):
                 e = self.find_end(list(st.body.body))
                 if e is not None:
@@ -341,6 +354,78 @@ class Walk:
                     e = self.find_end(list(b.body))
                     if e is not None:
                         return e
+        return None
+
+    def _flag_returned(self, line: Any, sm: Any) -> Any:
+        """``except FileExistsError: locked = False`` and, after the ``try`` (or ``if``) that
+        holds the branch, ``return locked``: the branch ends in that return, its flag the
+        function's result.  The Return, or None."""
+        cst = self.cst
+        if not (
+            isinstance(sm, cst.Assign)
+            and len(sm.targets) == 1
+            and isinstance(sm.targets[0].target, cst.Name)
+            and self.const(sm.value) in (False, True, None)
+        ):
+            return None
+        flag = sm.targets[0].target.value
+        owner = next(
+            (a for a in self.ancestors(line) if isinstance(a, (cst.Try, cst.If, cst.FunctionDef))),
+            None,
+        )
+        if not isinstance(owner, (cst.Try, cst.If)) or self.func_of(owner) is None:
+            return None
+        sibs, i = self.block_siblings(owner)
+        for st in sibs[i + 1 :]:
+            if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1:
+                ret = st.body[0]
+                if isinstance(ret, cst.Return):
+                    v = ret.value
+                    return ret if isinstance(v, cst.Name) and v.value == flag else None
+            if any(n.value == flag for n in self.descendants(st, cst.Name)) or any(
+                True for _ in self.descendants(st, (cst.Return, cst.Raise))
+            ):
+                return None
+        return None
+
+    def _attr_flag_tested(self, sm: Any) -> _Entry | None:
+        """``self.is_running = True`` in a method of class C, and elsewhere ``si = C()`` then
+        ``if si.is_running: sys.exit(...)``: the branch ends where that test's body ends."""
+        cst = self.cst
+        if not (
+            isinstance(sm, cst.Assign)
+            and len(sm.targets) == 1
+            and isinstance(sm.targets[0].target, cst.Attribute)
+            and isinstance(sm.targets[0].target.value, cst.Name)
+            and sm.targets[0].target.value.value == "self"
+            and self.const(sm.value) in (True, False)
+        ):
+            return None
+        cls = self.class_of(sm)
+        if cls is None:
+            return None
+        attr, value = sm.targets[0].target.attr.value, self.const(sm.value)
+        for ifn in self.ifs:
+            test, want = ifn.test, True
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, want = test.expression, False
+            if not (
+                isinstance(test, cst.Attribute)
+                and test.attr.value == attr
+                and isinstance(test.value, cst.Name)
+                and want == value
+                and self.class_of(ifn) is not cls
+            ):
+                continue
+            inst = self.lookup(test.value)
+            if (
+                isinstance(inst, cst.Call)
+                and isinstance(inst.func, cst.Name)
+                and inst.func.value == cls.name.value
+            ):
+                end = self.find_end(list(ifn.body.body))
+                if end is not None and end.kind == "exit":
+                    return end
         return None
 
     def falls_off(self, stmt: Any) -> bool:
