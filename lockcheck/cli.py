@@ -626,7 +626,7 @@ def cmd_scan(args) -> int:
     if not stdin:
         from .definitions.join import analyze_tree
 
-        definitions = analyze_tree(targets, results, paths)
+        definitions = analyze_tree(targets, results, paths, args.jobs)
 
     sources: dict[str, str] = {}
     absolute: dict[str, str] = {}

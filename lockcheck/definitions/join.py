@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import stat
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
@@ -16,10 +15,10 @@ from functools import lru_cache
 from ..checks import RULES
 from ..checks.jobs import JobContext, Script, Start, scheduled_commands
 from ..model import FileFacts, Finding, ParseError, Span
-from . import Command, Definition, parse
+from . import Command, Definition
 from .commands import script_paths
-from .discover import is_airflow
 from .embedded import shell_findings
+from .load import parse_text
 
 
 @lru_cache(maxsize=4096)
@@ -90,48 +89,11 @@ class Tree:
         return None
 
 
-def _load(t, r, kind: str) -> Definition | None:
-    """Read one definition file into its result (text, bytes, decoding) and parse it; None
-    when it cannot be read (``r.error``) or is binary."""
-    from ..source import Source, decode
-
-    try:
-        if not stat.S_ISREG(os.stat(t.path).st_mode):  # a FIFO would block the run
-            r.error = f"{t.display}: not a regular file"
-            return None
-        with open(t.path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        r.error = f"{t.display}: {exc.strerror or exc}"
-        return None
-    source = decode(data, "python" if kind == "airflow" else None)
-    if source is None and kind == "windows":  # UTF-16 without a BOM
-        from .windows import decode as wdecode
-
-        source = Source(wdecode(data), "utf-16")
-    if source is None:
-        if t.explicit:
-            r.warning = f"{t.display}: binary file, not checked"
-        return None
-    if kind == "windows":
-        r.warning = None  # UTF-16 is text here
-    d = _parse(kind, t.display, source.text, data)
-    if r.text is None:
-        r.text, r.data, r.source = source.text, data, source
-    return d
-
-
-def _parse(kind: str, display: str, text: str, data: bytes | None = None) -> Definition:
-    if kind == "windows":
-        from .windows import parse as wparse
-
-        return wparse(display, text, data)
-    return parse(kind, display, text)
-
-
-def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Finding]]:
-    """The definition's findings (LCK000, LCK6xx, its embedded shell), suppressions applied;
-    its facts carry its parse errors."""
+def _findings(
+    t, ctx: JobContext, codes: set[str], embedded: list[Finding] | None = None
+) -> tuple[FileFacts, list[Finding]]:
+    """The definition's findings (LCK000, LCK6xx, its embedded shell: ``embedded`` when the
+    worker found them), suppressions applied; its facts carry its parse errors."""
     from ..analysis import file_disabled, suppressed
 
     d = ctx.definition
@@ -151,7 +113,7 @@ def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Find
     for code, rule in RULES.items():
         if rule.layer == "definitions" and code in codes:
             found.extend(rule.check(ctx))
-    found.extend(shell_findings(d, t.settings, codes))
+    found.extend(shell_findings(d, t.settings, codes) if embedded is None else embedded)
     disabled = file_disabled(facts)
     return facts, [f for f in found if not suppressed(facts, f, disabled)]
 
@@ -159,27 +121,25 @@ def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Find
 Reanalyse = Callable[[str], tuple[FileFacts, list[Finding]]]
 
 
-def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
-    """Fill the results of definition files; returns, per displayed path of a definition,
-    how to analyse a new text of it in the same tree (what ``--fix`` verifies with)."""
+def analyze_tree(
+    targets, results, paths: list[str], jobs: int | None = None
+) -> dict[str, Reanalyse]:
+    """Join the definitions the workers parsed (:mod:`lockcheck.definitions.load`) and fill
+    their results; returns, per displayed path of a definition, how to analyse a new text
+    of it in the same tree (what ``--fix`` verifies with).  What reads or analyses a file
+    again here (a pipeline's included files, a script started by a job) runs in bounded
+    workers too (``jobs`` of them)."""
     from ..runner import codes_for
 
     roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
-    defs: list[tuple[object, object, Definition]] = []
-    for t, r in zip(targets, results, strict=True):
-        kind = getattr(t, "definition", None)
-        if kind is None and r.language == "python" and not r.error and t.settings.definitions:
-            kind = "airflow" if is_airflow(t.path) else None
-        if kind is None:
-            continue
-        d = _load(t, r, kind)
-        if d is None:
-            continue
-        defs.append((t, r, d))
-
+    defs: list[tuple[object, object, Definition]] = [
+        (t, r, r.definition)
+        for t, r in zip(targets, results, strict=True)
+        if r.definition is not None
+    ]
     if not defs:
         return {}
-    _gitlab_pipelines(targets, results, defs, roots)
+    _gitlab_pipelines(targets, results, defs, roots, jobs)
     tree = Tree(results, roots)
     timers: dict[str, str] = {}
     for _t, _r, d in defs:
@@ -194,10 +154,10 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
         ctx.scripts_of = tree.resolve_all
         return ctx
 
-    from .accounts import LANGUAGES, reanalyze, service_account_scripts
+    from .accounts import LANGUAGES, service_account_scripts, system_account_targets
 
     win = Tree(results, roots, LANGUAGES)
-    reanalyze(targets, results, win, service_account_scripts(defs, win))
+    again_calls = system_account_targets(targets, results, win, service_account_scripts(defs, win))
     starts: dict[str, list[Start]] = {}
     contexts = []
     for t, r, d in defs:
@@ -205,11 +165,13 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
         contexts.append((t, r, ctx))
         _add_starts(ctx, starts)
 
-    _started_by_job(targets, results, tree, starts)
+    again_calls += _started_by_job(targets, results, tree, starts)
+    analyse_again_bounded(targets, results, again_calls, jobs)
     again: dict[str, Reanalyse] = {}
     for t, r, ctx in contexts:
         codes = codes_for(t.settings, t.path)
-        _facts, kept = _findings(t, ctx, codes)
+        _facts, kept = _findings(t, ctx, codes, r.embedded)
+        r.definition = r.embedded = None  # the join is done: nothing else reads them
         if kept:
             r.findings = sorted(r.findings + kept, key=lambda f: f.sort_key)
         r.skipped = False
@@ -217,63 +179,129 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
     return again
 
 
-def _gitlab_pipelines(targets, results, defs: list, roots: list[str]) -> None:
+def _gitlab_pipelines(targets, results, defs: list, roots: list[str], jobs) -> None:
     """Each ``.gitlab-ci.yml`` read with the local files it includes (their jobs reported in
-    them, ``extends:`` resolved over all): an included file that discovery did not pick
-    becomes a target of the run.  Nothing outside the file's tree is read."""
-    from ..config import display_path
-    from ..discover import Target
-    from ..runner import FileResult
-    from . import gitlab
+    them, ``extends:`` resolved over all), each pipeline in a bounded worker: an included
+    file that discovery did not pick becomes a target of the run.  Nothing outside the
+    file's tree is read.  A pipeline whose reading is stopped is one LCK000 on its
+    ``.gitlab-ci.yml``."""
+    from ..runner import Call, run_calls, stopped_finding
 
     index = {os.path.realpath(t.path): i for i, (t, _r, _d) in enumerate(defs)}
-    for t, _r, d in list(defs):
-        if d.kind != "gitlab" or os.path.basename(t.path) != ".gitlab-ci.yml" or d.errors:
+    calls = [
+        Call(i, t.path, t.settings)
+        for i, (t, _r, d) in enumerate(defs)
+        if d.kind == "gitlab"
+        and os.path.basename(t.path) == ".gitlab-ci.yml"
+        and not d.errors
+        and "include" in d.text
+    ]
+
+    def stopped(call, reason: str):
+        return reason
+
+    outcomes = run_calls(calls, lambda c: _pipeline(defs, index, c.index, roots), stopped, jobs)
+    for call, got in zip(calls, outcomes, strict=True):
+        t, r, _d = defs[call.index]
+        if isinstance(got, str):
+            reason = f"{got}, while reading the files it includes"
+            r.findings = [*r.findings, stopped_finding(t.display, reason)]
+            r.definition = r.embedded = None
+            defs[call.index] = (t, r, None)
             continue
-        root = _tree_root(os.path.dirname(os.path.abspath(t.path)), tuple(roots))
-        files, seen, todo = [], {os.path.realpath(t.path)}, [d.text]
-        while todo:
-            for inc in gitlab.includes(todo.pop()):
-                path = os.path.normpath(os.path.join(root, inc.lstrip("/")))
-                real = os.path.realpath(path)
-                if real in seen or os.path.commonpath([root, real]) != root:
+        for real, it, ir in got:
+            if real in index:
+                _t, old, _ = defs[index[real]]
+                old.definition, old.embedded = ir.definition, ir.embedded
+                defs[index[real]] = (_t, old, ir.definition)
+            else:
+                targets.append(it)
+                results.append(ir)
+                defs.append((it, ir, ir.definition))
+                index[real] = len(defs) - 1
+    defs[:] = [x for x in defs if x[2] is not None]
+
+
+def _pipeline(defs: list, index: dict, at: int, roots: list[str]) -> list:
+    """(real path, target, result with its Definition and embedded findings) of each file of
+    the pipeline of ``defs[at]`` (run in a worker)."""
+    from ..config import display_path
+    from ..discover import Target
+    from ..runner import FileResult, codes_for
+    from . import gitlab
+    from .load import load
+
+    t, r, d = defs[at]
+    root = _tree_root(os.path.dirname(os.path.abspath(t.path)), tuple(roots))
+    files, seen, todo = [], {os.path.realpath(t.path)}, [d.text]
+    while todo:
+        for inc in gitlab.includes(todo.pop(), root):
+            path = os.path.normpath(os.path.join(root, inc.lstrip("/")))
+            real = os.path.realpath(path)
+            if real in seen or os.path.commonpath([root, real]) != root:
+                continue
+            seen.add(real)
+            if real in index:
+                it, ir, _ = defs[index[real]]
+            elif os.path.isfile(path):
+                it = Target(path, display_path(path), None, False, t.settings, None, "gitlab")
+                ir = FileResult(it.path, it.display, None, skipped=True)
+                if load(it, ir, "gitlab") is None:
                     continue
-                seen.add(real)
-                if real in index:
-                    it, ir, _ = defs[index[real]]
-                elif os.path.isfile(path):
-                    it = Target(path, display_path(path), None, False, t.settings, None, "gitlab")
-                    ir = FileResult(it.path, it.display, None, skipped=True)
-                    if _load(it, ir, "gitlab") is None:
-                        continue
-                    targets.append(it)
-                    results.append(ir)
-                    defs.append((it, ir, None))
-                    index[real] = len(defs) - 1
-                else:
-                    continue  # GitLab fails the pipeline; not ours to report
-                files.append((it, ir))
-                todo.append(ir.text or "")
-        if not files:
-            continue
-        parsed = gitlab.pipeline(
-            [(t.display, d.text)] + [(it.display, ir.text) for it, ir in files]
-        )
-        for (ft, fr), fd in zip([(t, _r)] + files, parsed, strict=True):
-            defs[index[os.path.realpath(ft.path)]] = (ft, fr, fd)
+            else:
+                continue  # GitLab fails the pipeline; not ours to report
+            files.append((real, it, ir))
+            todo.append(ir.text or "")
+    if not files:
+        return []
+    parsed = gitlab.pipeline([(t.display, d.text)] + [(it.display, ir.text) for _, it, ir in files])
+    out = []
+    for (real, ft, fr), fd in zip([(os.path.realpath(t.path), t, r)] + files, parsed, strict=True):
+        fr.definition, fr.skipped = fd, False
+        fr.embedded = shell_findings(fd, ft.settings, codes_for(ft.settings, ft.path))
+        out.append((real, ft, fr))
+    return out
 
 
-def _started_by_job(targets, results, tree: Tree, starts: dict[str, list[Start]]) -> None:
-    """A shell script that a definition starts is analysed again as ``started_by_job`` (the
-    script rules that depend on it: LCK404).  One that takes a lock was analysed as such
-    already; one that could not be analysed stays as it is."""
+def analyse_again_bounded(targets, results, calls: list[tuple[int, dict]], jobs) -> None:
+    """Analyse again the scripts ``targets[i]`` with ``flags`` (``calls``: (i, flags)), each
+    in a bounded worker; a script whose analysis is stopped keeps its findings and gets the
+    LCK000 of a stopped analysis."""
+    from ..runner import Call, run_calls, stopped_finding
     from .again import analyse_again
 
-    for t, r in zip(targets, results, strict=True):
+    def again(call: Call):
+        t, r = targets[call.index], results[call.index]
+        analyse_again(t, r, **dict(calls_at[call.index]))
+        return r.findings, r.error, r.text, r.data, r.source
+
+    calls_at = dict(calls)
+    tasks = [Call(i, targets[i].path, targets[i].settings) for i, _flags in calls]
+    outcomes = run_calls(tasks, again, lambda _c, why: why, jobs)
+    for call, got in zip(tasks, outcomes, strict=True):
+        t, r = targets[call.index], results[call.index]
+        if isinstance(got, str):
+            reason = f"{got}, while analysing it again as a scheduled job"
+            r.findings = sorted(
+                [*r.findings, stopped_finding(t.display, reason)], key=lambda f: f.sort_key
+            )
+            if r.text is None:
+                r.text = ""
+            continue
+        r.findings, r.error, r.text, r.data, r.source = got
+
+
+def _started_by_job(targets, results, tree: Tree, starts: dict[str, list[Start]]) -> list:
+    """The shell scripts that a definition starts, to analyse again as ``started_by_job``
+    (the script rules that depend on it: LCK404): (index, flags).  One that takes a lock was
+    analysed as such already; one that could not be analysed stays as it is."""
+    out = []
+    for i, (_t, r) in enumerate(zip(targets, results, strict=True)):
         if r.language != "shell" or r.error or r.skipped or r.takes_lock:
             continue
         if tree.rel(r.path) in starts:
-            analyse_again(t, r, started_by_job=True)
+            out.append((i, {"started_by_job": True}))
+    return out
 
 
 def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
@@ -293,7 +321,7 @@ def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
 
 def _reanalyse(t, kind: str, context, codes: set[str]) -> Reanalyse:
     def analyse(text: str) -> tuple[FileFacts, list[Finding]]:
-        ctx = context(t, _parse(kind, t.display, text))
+        ctx = context(t, parse_text(kind, t.display, text))
         # this file's entries as they are in the new text, the others' as they were
         ctx.starts = {k: [s for s in v if s.path != t.display] for k, v in ctx.starts.items()}
         _add_starts(ctx, ctx.starts)

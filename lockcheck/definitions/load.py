@@ -1,0 +1,77 @@
+"""The per-file part of the definitions layer, run in the bounded workers with the scripts
+(:func:`lockcheck.runner.check_target`): read a definition, parse it, analyse its embedded
+shell.  The result carries the :class:`~lockcheck.definitions.Definition` and the embedded
+shell's findings to the join (:mod:`lockcheck.definitions.join`), which needs every file.  A
+definition whose parsing crashes, hangs or eats memory is stopped like a script: one LCK000
+on line 1, and the other files go on."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from . import Definition, parse
+from .embedded import shell_findings
+
+
+def load(t, r, kind: str, data: bytes | None = None) -> Definition | None:
+    """Read one definition file into its result (text, bytes, decoding) and parse it; None
+    when it cannot be read (``r.error``) or is binary.  ``data``: its bytes, already read."""
+    from ..source import Source, decode
+
+    if data is None:
+        try:
+            if not stat.S_ISREG(os.stat(t.path).st_mode):  # a FIFO would block the run
+                r.error = f"{t.display}: not a regular file"
+                return None
+            with open(t.path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            r.error = f"{t.display}: {exc.strerror or exc}"
+            return None
+    source = decode(data, "python" if kind == "airflow" else None)
+    if source is None and kind == "windows":  # UTF-16 without a BOM
+        from .windows import decode as wdecode
+
+        source = Source(wdecode(data), "utf-16")
+    if source is None:
+        if t.explicit:
+            r.warning = f"{t.display}: binary file, not checked"
+        return None
+    if kind == "windows":
+        r.warning = None  # UTF-16 is text here
+    d = parse_text(kind, t.display, source.text, data)
+    if r.text is None:
+        r.text, r.data, r.source = source.text, data, source
+    return d
+
+
+def parse_text(kind: str, display: str, text: str, data: bytes | None = None) -> Definition:
+    if kind == "windows":
+        from .windows import parse as wparse
+
+        return wparse(display, text, data)
+    return parse(kind, display, text)
+
+
+def analyse(t, r, kind: str, data: bytes | None = None) -> None:
+    """Parse the definition of target ``t`` into ``r.definition``, its embedded shell's
+    findings (before suppressions, which the join applies with the LCK6xx findings) into
+    ``r.embedded``."""
+    from ..runner import codes_for
+
+    d = load(t, r, kind, data)
+    if d is None:
+        return
+    r.skipped = False
+    r.definition = d
+    r.embedded = shell_findings(d, t.settings, codes_for(t.settings, t.path))
+
+
+def check_definition(target):
+    """The worker's task for a job definition (a file of no script language)."""
+    from ..runner import FileResult
+
+    r = FileResult(target.path, target.display, None, skipped=True)
+    analyse(target, r, target.definition)
+    return r
