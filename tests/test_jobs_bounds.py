@@ -109,3 +109,21 @@ def test_a_pipeline_whose_includes_are_fine_is_still_joined(cli, tmp_path):
     _, got_without, _, _ = rows(cli, "--select", "LCK000,LCK602")
     shift = 2  # the two include lines
     assert got_with and [(p, n - shift, c) for p, n, c in got_with] == got_without, out
+
+
+@pytest.mark.parametrize("fault", ["hang", "crash"])
+def test_a_definitions_fixes_are_checked_within_the_bounds(cli, tmp_path, monkeypatch, fault):
+    """``--fix`` re-analyses a definition's fixed text in its tree: in a bounded worker, so
+    one whose re-analysis hangs or crashes is not fixed and the others are."""
+    hostile = write(tmp_path, "k8s/hostile.yaml", CRONJOB_ALLOW)
+    other = write(tmp_path, "k8s/other.yaml", CRONJOB_ALLOW.replace("name: backup", "name: b2"))
+    monkeypatch.setenv("LOCKCHECK_TEST_WORKER_FAULT", f"fix-{fault}:hostile.yaml")
+    args = ("--fix", "--unsafe-fixes", "--file-timeout", "1", "--select", "LCK601")
+    status, got, out, err = rows(cli, *args)
+    why = "timed out after 1 s" if fault == "hang" else "the analysis crashed (SIGSEGV)"
+    assert f"k8s/hostile.yaml:1:1: LCK000 (warning) analysis stopped: {why}" in out, out
+    assert "while checking its fixes (not fixed)" in out
+    assert ("k8s/hostile.yaml", 2, "LCK601") in got, out  # its finding is kept
+    assert hostile.read_text() == CRONJOB_ALLOW
+    assert "concurrencyPolicy: Forbid" in other.read_text()
+    assert "k8s/other.yaml" not in out and "internal error" not in err
