@@ -25,6 +25,8 @@ WORK_PER_WORKER = 10.0
 # Node.js files take ~1.5 ms, PowerShell files (larger, deeper trees) ~16 ms (measured on 2
 # cores over public repositories)
 WORK_WEIGHT = {"python": 1.0, "shell": 0.1, "javascript": 0.15, "powershell": 1.0}
+# a job definition: its YAML/XML/unit parse and embedded shell, ~5 ms (bitnami/charts' 27)
+DEFINITION_WEIGHT = 0.5
 
 
 @dataclass
@@ -211,8 +213,9 @@ def _preload(targets: list[Target]) -> None:
 
         preload(kinds)
     names = ["engine", "checks"]
-    if len(targets) > 1:  # what analyze_text imports for a file with findings: one file's
-        names.append("fix.suggest")  # worker imports it only if it needs it
+    if sum(1 for t in targets if t.language) > 1:  # what analyze_text imports for a script
+        names.append("fix.suggest")  # with findings: one file's worker imports it if needed;
+        # embedded shell (short, rarely with findings) is left to the worker that needs it
     for name in names:
         importlib.import_module(f"{__package__}.{name}")
 
@@ -230,7 +233,12 @@ def run(
     if not targets:
         return []
     if jobs is None:
-        work = sum(WORK_WEIGHT.get(t.language or t.definition or "", 0.0) for t in targets)
+        work = sum(
+            WORK_WEIGHT.get(t.language, 0.0)
+            if t.language
+            else DEFINITION_WEIGHT * bool(t.definition)
+            for t in targets
+        )
         jobs = min(default_jobs(), int(work / WORK_PER_WORKER) + 1)
     workers = max(1, min(jobs, len(targets)))
     if targets:
@@ -257,6 +265,7 @@ class Call:
     index: int
     path: str
     settings: Settings
+    fault_prefix: str = ""  # the test hook's prefix (lockcheck.workers)
 
 
 def run_calls(
