@@ -1,8 +1,11 @@
-"""The pass over the whole tree after the per-file analysis: read the job definitions, join
-each command to the script of the tree it names, run the LCK6xx rules.
+"""The pass over the whole tree after the per-file analysis: take the job definitions the
+bounded workers parsed (:mod:`lockcheck.definitions.load`), join each command to the script
+of the tree it names, run the LCK6xx rules.
 
 ``analyze_tree`` is called once by the scan command with the per-file results; it fills the
-results of definition files (findings, text) and adds a DAG file's findings to its result."""
+results of definition files (findings) and adds a DAG file's findings to its result.  What it
+reads or analyses again (a pipeline's included files, a script that a job starts) runs in
+bounded workers too; what stays in this process reads only the parsed model."""
 
 from __future__ import annotations
 
@@ -285,8 +288,6 @@ def analyse_again_bounded(targets, results, calls: list[tuple[int, dict]], jobs)
             r.findings = sorted(
                 [*r.findings, stopped_finding(t.display, reason)], key=lambda f: f.sort_key
             )
-            if r.text is None:
-                r.text = ""
             continue
         r.findings, r.error, r.text, r.data, r.source = got
 
