@@ -13,7 +13,8 @@ their sum ``MAX_STEPS`` times the bound.
 Test hook: ``LOCKCHECK_TEST_WORKER_FAULT=crash:NAME`` makes the worker kill itself with
 SIGSEGV when it is handed a file whose base name is ``NAME``; ``fix-crash:NAME``,
 ``fix-hang:NAME`` and ``fix-memory:NAME`` make the worker that checks the fixes of ``NAME``
-crash, hang or exhaust its memory.  It is an environment variable of the lockcheck process,
+crash, hang or exhaust its memory; ``again-crash:NAME`` (and ``again-hang``, ``again-memory``)
+the worker that analyses ``NAME`` again for the join of job definitions.  It is an environment variable of the lockcheck process,
 so nothing in a scanned file can set it; the test suite uses it to simulate a frontend that
 crashes, or a fixed text that is hostile.
 """

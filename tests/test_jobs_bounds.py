@@ -12,7 +12,7 @@ import os
 import pytest
 from helpers import concise_rows, write
 from test_hardening_io import FOREIGN
-from test_jobs import CRONJOB_ALLOW, CRONJOB_FORBID, GITLAB, scripts
+from test_jobs import CRONJOB_ALLOW, CRONJOB_FORBID, CRONTAB, GITLAB, scripts
 
 from lockcheck.report import FORMATS
 
@@ -127,3 +127,21 @@ def test_a_definitions_fixes_are_checked_within_the_bounds(cli, tmp_path, monkey
     assert hostile.read_text() == CRONJOB_ALLOW
     assert "concurrencyPolicy: Forbid" in other.read_text()
     assert "k8s/other.yaml" not in out and "internal error" not in err
+
+
+def test_a_script_analysed_again_for_the_join_is_bounded(cli, tmp_path, monkeypatch):
+    """A lockless script that a crontab starts is analysed again as started by a job: in a
+    bounded worker, so a crash there keeps its first findings, adds one LCK000 and the
+    definition's findings stand."""
+    scripts(tmp_path)
+    write(tmp_path, "deploy/app.crontab", CRONTAB)
+    write(tmp_path, "jobs/report.sh", FOREIGN)
+    monkeypatch.setenv("LOCKCHECK_TEST_WORKER_FAULT", "again-crash:backup.sh")
+    _, got, out, err = rows(cli, "--select", "LCK000,LCK107,LCK603")
+    assert got == [
+        ("deploy/app.crontab", 3, "LCK603"),
+        ("jobs/report.sh", 2, "LCK107"),
+        ("scripts/backup.sh", 1, "LCK000"),
+    ], out
+    assert f"{CRASHED}" in out and "while analysing it again as a scheduled job" in out
+    assert "internal error" not in err

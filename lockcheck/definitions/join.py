@@ -279,7 +279,7 @@ def analyse_again_bounded(targets, results, calls: list[tuple[int, dict]], jobs)
         return r.findings, r.error, r.text, r.data, r.source
 
     calls_at = dict(calls)
-    tasks = [Call(i, targets[i].path, targets[i].settings) for i, _flags in calls]
+    tasks = [Call(i, targets[i].path, targets[i].settings, "again-") for i, _flags in calls]
     outcomes = run_calls(tasks, again, lambda _c, why: why, jobs)
     for call, got in zip(tasks, outcomes, strict=True):
         t, r = targets[call.index], results[call.index]
