@@ -114,7 +114,7 @@ def mask_templates(text: str) -> tuple[str, set[int]]:
         if "indent" in action:
             indents.add(m.end())
         pieces.append(text[last : m.start()])
-        pieces.append(_NOT_NEWLINE.sub("\x01", action))
+        pieces.append(_NOT_NEWLINE.sub("\x01", action) if "\n" in action else "\x01" * len(action))
         line += action.count("\n")
         last = m.end()
     pieces.append(text[last:])
