@@ -85,10 +85,13 @@ def codes_for(settings: Settings, path: str) -> set[str]:
 
 def check_target(target: Target) -> FileResult:
     """Read and analyse one file; never raises for bad input."""
-    if target.definition is not None and target.language is None:
-        from .definitions.load import check_definition
+    if target.definition is not None and target.language is None:  # a job definition
+        from .definitions.load import analyse as analyse_definition
 
-        return check_definition(target)
+        res = FileResult(target.path, target.display, None, skipped=True)
+        codes = codes_for(target.settings, target.path)
+        analyse_definition(target, res, target.definition, codes)
+        return res
     res = FileResult(target.path, target.display, target.language)
     if target.data is not None:
         return check_bytes(target, target.data, res)
@@ -158,9 +161,10 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         from .definitions.discover import is_airflow
 
         if is_airflow(target.path, data):  # a DAG file: a definition too
-            from .definitions.load import analyse
+            from .definitions.load import analyse as analyse_definition
 
-            analyse(target, res, "airflow", data)
+            codes = codes_for(target.settings, target.path)
+            analyse_definition(target, res, "airflow", codes, data)
     return res
 
 
@@ -209,7 +213,7 @@ def _preload(targets: list[Target]) -> None:
         importlib.import_module(f"{__package__}.frontends.{language}")
     kinds = {t.definition for t in targets if t.definition and not t.language}
     if kinds:
-        from .definitions import preload
+        from .definitions.load import preload
 
         preload(kinds)
     names = ["engine", "checks"]

@@ -94,21 +94,3 @@ def parse(kind: str, path: str, text: str) -> Definition:
     """Read one definition file of ``kind`` (one of :data:`KINDS`)."""
     module = importlib.import_module(f"{__name__}.{kind}")
     return module.parse(path, text)
-
-
-_YAML_KINDS = {"k8s", "github", "gitlab"}
-
-
-def preload(kinds: set[str]) -> None:
-    """Import what reading definitions of ``kinds`` needs before the workers fork (each
-    worker then starts with it): the per-file layer, the kinds' modules, the YAML grammar,
-    and the shell frontend for their embedded shell."""
-    from . import load  # noqa: F401
-
-    for kind in sorted(kinds):
-        importlib.import_module(f"{__name__}.{kind}")
-    if kinds & _YAML_KINDS:
-        from ..frontends.treesitter import parser
-
-        parser("yaml")
-    importlib.import_module("lockcheck.frontends.shell")

@@ -54,24 +54,31 @@ def parse_text(kind: str, display: str, text: str, data: bytes | None = None) ->
     return parse(kind, display, text)
 
 
-def analyse(t, r, kind: str, data: bytes | None = None) -> None:
-    """Parse the definition of target ``t`` into ``r.definition``, its embedded shell's
-    findings (before suppressions, which the join applies with the LCK6xx findings) into
-    ``r.embedded``."""
-    from ..runner import codes_for
-
+def analyse(t, r, kind: str, codes: set[str], data: bytes | None = None) -> None:
+    """Parse the definition of target ``t`` (its result ``r``; ``codes``: the rules selected
+    for it) into ``r.definition``, its embedded shell's findings (before suppressions, which
+    the join applies with the LCK6xx findings) into ``r.embedded``."""
     d = load(t, r, kind, data)
     if d is None:
         return
     r.skipped = False
     r.definition = d
-    r.embedded = shell_findings(d, t.settings, codes_for(t.settings, t.path))
+    r.embedded = shell_findings(d, t.settings, codes)
 
 
-def check_definition(target):
-    """The worker's task for a job definition (a file of no script language)."""
-    from ..runner import FileResult
+_YAML_KINDS = {"k8s", "github", "gitlab"}
 
-    r = FileResult(target.path, target.display, None, skipped=True)
-    analyse(target, r, target.definition)
-    return r
+
+def preload(kinds: set[str]) -> None:
+    """Import what reading definitions of ``kinds`` needs before the workers fork (each
+    worker then starts with it): the kinds' modules, the YAML grammar, and the shell
+    frontend for their embedded shell."""
+    import importlib
+
+    for kind in sorted(kinds):
+        importlib.import_module(f"{__package__}.{kind}")
+    if kinds & _YAML_KINDS:
+        from ..frontends.treesitter import parser
+
+        parser("yaml")
+    importlib.import_module("lockcheck.frontends.shell")
