@@ -11,6 +11,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from .discover import Target
@@ -46,6 +47,7 @@ class FileResult:
     # a job definition (or an Airflow DAG file) as parsed in the worker, for the join
     definition: Any = None  # lockcheck.definitions.Definition
     embedded: list[Finding] | None = None  # its embedded shell's findings, unsuppressed
+    pipeline: list | None = None  # a .gitlab-ci.yml's included files, as read with it
 
 
 def source_lines(text: str) -> list[str]:
@@ -89,8 +91,7 @@ def check_target(target: Target) -> FileResult:
         from .definitions.load import analyse as analyse_definition
 
         res = FileResult(target.path, target.display, None, skipped=True)
-        codes = codes_for(target.settings, target.path)
-        analyse_definition(target, res, target.definition, codes)
+        analyse_definition(target, res, target.definition, partial(codes_for, target.settings))
         return res
     res = FileResult(target.path, target.display, target.language)
     if target.data is not None:
@@ -163,8 +164,7 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         if is_airflow(target.path, data):  # a DAG file: a definition too
             from .definitions.load import analyse as analyse_definition
 
-            codes = codes_for(target.settings, target.path)
-            analyse_definition(target, res, "airflow", codes, data)
+            analyse_definition(target, res, "airflow", partial(codes_for, target.settings), data)
     return res
 
 
@@ -277,14 +277,18 @@ def run_calls(
     func: Callable[[Call], Any],
     stopped: Callable[[Call, str], Any],
     jobs: int | None = None,
+    work: float | None = None,
 ) -> list[Any]:
     """``func(call)`` for each call, each in a bounded worker like a file's analysis (the
     workers are forked, so ``func`` may read the caller's state as it is now); in this
-    process where no worker can be forked."""
+    process where no worker can be forked.  ``jobs`` workers; by default, as for
+    :func:`run`, as many as ``work`` (Python-file equivalents) pays for."""
     if not calls:
         return []
     from .workers import Unavailable, run_bounded
 
+    if jobs is None and work is not None:
+        jobs = min(default_jobs(), int(work / WORK_PER_WORKER) + 1)
     workers = max(1, min(jobs or default_jobs(), len(calls)))
     try:
         return run_bounded(calls, func, stopped, file_bounds, workers)

@@ -88,15 +88,14 @@ def test_a_definition_over_its_bounds_is_stopped(cli, tmp_path, monkeypatch, fau
 
 
 def test_an_included_pipeline_file_that_crashes_the_parser(cli, tmp_path):
-    """The files a ``.gitlab-ci.yml`` includes are read in a bounded worker too: a hostile
-    one stops that pipeline (LCK000 on its ``.gitlab-ci.yml``), not the run."""
+    """The files a ``.gitlab-ci.yml`` includes are read in its bounded worker: a hostile one
+    stops that pipeline (LCK000 on its ``.gitlab-ci.yml``), not the run."""
     write(tmp_path, ".gitlab-ci.yml", "include:\n  - local: ci/deep.yml\n" + GITLAB)
     write(tmp_path, "ci/deep.yml", DEEP)
     write(tmp_path, "k8s/cronjob.yaml", CRONJOB_ALLOW)
     status, got, out, err = rows(cli, "--select", "LCK000,LCK6")
     assert got == [(".gitlab-ci.yml", 1, "LCK000"), ("k8s/cronjob.yaml", 2, "LCK601")], out
     assert f".gitlab-ci.yml:1:1: LCK000 (warning) {CRASHED}" in out
-    assert "while reading the files it includes" in out
     assert status == 1 and "internal error" not in err
 
 

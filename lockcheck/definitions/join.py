@@ -142,7 +142,7 @@ def analyze_tree(
     ]
     if not defs:
         return {}
-    _gitlab_pipelines(targets, results, defs, roots, jobs)
+    _gitlab_pipelines(targets, results, defs)
     tree = Tree(results, roots)
     timers: dict[str, str] = {}
     for _t, _r, d in defs:
@@ -182,95 +182,33 @@ def analyze_tree(
     return again
 
 
-def _gitlab_pipelines(targets, results, defs: list, roots: list[str], jobs) -> None:
-    """Each ``.gitlab-ci.yml`` read with the local files it includes (their jobs reported in
-    them, ``extends:`` resolved over all), each pipeline in a bounded worker: an included
-    file that discovery did not pick becomes a target of the run.  Nothing outside the
-    file's tree is read.  A pipeline whose reading is stopped is one LCK000 on its
-    ``.gitlab-ci.yml``."""
-    from ..runner import Call, run_calls, stopped_finding
+def _gitlab_pipelines(targets, results, defs: list) -> None:
+    """The files each ``.gitlab-ci.yml`` includes, as its worker read them with it
+    (:mod:`lockcheck.definitions.pipeline`): an included file's Definition is the pipeline's;
+    one that discovery did not pick becomes a target of the run."""
+    from ..runner import FileResult
 
     index = {os.path.realpath(t.path): i for i, (t, _r, _d) in enumerate(defs)}
-    calls = [
-        Call(i, t.path, t.settings)
-        for i, (t, _r, d) in enumerate(defs)
-        if d.kind == "gitlab"
-        and os.path.basename(t.path) == ".gitlab-ci.yml"
-        and not d.errors
-        and "include" in d.text
-    ]
-
-    def stopped(call, reason: str):
-        return reason
-
-    outcomes = run_calls(calls, lambda c: _pipeline(defs, index, c.index, roots), stopped, jobs)
-    for call, got in zip(calls, outcomes, strict=True):
-        t, r, _d = defs[call.index]
-        if isinstance(got, str):
-            reason = f"{got}, while reading the files it includes"
-            r.findings = [*r.findings, stopped_finding(t.display, reason)]
-            r.definition = r.embedded = None
-            defs[call.index] = (t, r, None)
-            continue
-        for real, it, ir in got:
+    for _t, r, _d in list(defs):
+        for real, it, text, data, source, fd, embedded in r.pipeline or ():
             if real in index:
-                _t, old, _ = defs[index[real]]
-                old.definition, old.embedded = ir.definition, ir.embedded
-                defs[index[real]] = (_t, old, ir.definition)
+                _it, ir, _ = defs[index[real]]
             else:
+                ir = FileResult(it.path, it.display, None, text=text, data=data, source=source)
                 targets.append(it)
                 results.append(ir)
-                defs.append((it, ir, ir.definition))
+                defs.append((it, ir, fd))
                 index[real] = len(defs) - 1
-    defs[:] = [x for x in defs if x[2] is not None]
-
-
-def _pipeline(defs: list, index: dict, at: int, roots: list[str]) -> list:
-    """(real path, target, result with its Definition and embedded findings) of each file of
-    the pipeline of ``defs[at]`` (run in a worker)."""
-    from ..config import display_path
-    from ..discover import Target
-    from ..runner import FileResult, codes_for
-    from . import gitlab
-    from .load import load
-
-    t, r, d = defs[at]
-    root = _tree_root(os.path.dirname(os.path.abspath(t.path)), tuple(roots))
-    files, seen, todo = [], {os.path.realpath(t.path)}, [d.text]
-    while todo:
-        for inc in gitlab.includes(todo.pop(), root):
-            path = os.path.normpath(os.path.join(root, inc.lstrip("/")))
-            real = os.path.realpath(path)
-            if real in seen or os.path.commonpath([root, real]) != root:
-                continue
-            seen.add(real)
-            if real in index:
-                it, ir, _ = defs[index[real]]
-            elif os.path.isfile(path):
-                it = Target(path, display_path(path), None, False, t.settings, None, "gitlab")
-                ir = FileResult(it.path, it.display, None, skipped=True)
-                if load(it, ir, "gitlab") is None:
-                    continue
-            else:
-                continue  # GitLab fails the pipeline; not ours to report
-            files.append((real, it, ir))
-            todo.append(ir.text or "")
-    if not files:
-        return []
-    parsed = gitlab.pipeline([(t.display, d.text)] + [(it.display, ir.text) for _, it, ir in files])
-    out = []
-    for (real, ft, fr), fd in zip([(os.path.realpath(t.path), t, r)] + files, parsed, strict=True):
-        fr.definition, fr.skipped = fd, False
-        fr.embedded = shell_findings(fd, ft.settings, codes_for(ft.settings, ft.path))
-        out.append((real, ft, fr))
-    return out
+            ir.definition, ir.embedded, ir.skipped = fd, embedded, False
+            defs[index[real]] = (defs[index[real]][0], ir, fd)
+        r.pipeline = None
 
 
 def analyse_again_bounded(targets, results, calls: list[tuple[int, dict]], jobs) -> None:
     """Analyse again the scripts ``targets[i]`` with ``flags`` (``calls``: (i, flags)), each
     in a bounded worker; a script whose analysis is stopped keeps its findings and gets the
     LCK000 of a stopped analysis."""
-    from ..runner import Call, run_calls, stopped_finding
+    from ..runner import WORK_WEIGHT, Call, run_calls, stopped_finding
     from .again import analyse_again
 
     def again(call: Call):
@@ -280,7 +218,8 @@ def analyse_again_bounded(targets, results, calls: list[tuple[int, dict]], jobs)
 
     calls_at = dict(calls)
     tasks = [Call(i, targets[i].path, targets[i].settings, "again-") for i, _flags in calls]
-    outcomes = run_calls(tasks, again, lambda _c, why: why, jobs)
+    work = sum(WORK_WEIGHT.get(targets[i].language or "", 1.0) for i, _flags in calls)
+    outcomes = run_calls(tasks, again, lambda _c, why: why, jobs, work)
     for call, got in zip(tasks, outcomes, strict=True):
         t, r = targets[call.index], results[call.index]
         if isinstance(got, str):

@@ -54,16 +54,24 @@ def parse_text(kind: str, display: str, text: str, data: bytes | None = None) ->
     return parse(kind, display, text)
 
 
-def analyse(t, r, kind: str, codes: set[str], data: bytes | None = None) -> None:
-    """Parse the definition of target ``t`` (its result ``r``; ``codes``: the rules selected
-    for it) into ``r.definition``, its embedded shell's findings (before suppressions, which
-    the join applies with the LCK6xx findings) into ``r.embedded``."""
+def analyse(t, r, kind: str, codes_of, data: bytes | None = None) -> None:
+    """Parse the definition of target ``t`` (its result ``r``; ``codes_of(path)``: the rules
+    selected for a file) into ``r.definition``, its embedded shell's findings (before
+    suppressions, which the join applies with the LCK6xx findings) into ``r.embedded``; a
+    ``.gitlab-ci.yml`` with the files it includes (``r.pipeline``)."""
     d = load(t, r, kind, data)
     if d is None:
         return
     r.skipped = False
     r.definition = d
-    r.embedded = shell_findings(d, t.settings, codes)
+    if kind == "gitlab" and os.path.basename(t.path) == ".gitlab-ci.yml" and not d.errors:
+        if "include" in d.text:
+            from .pipeline import read_pipeline
+
+            r.pipeline = read_pipeline(t, r, d, codes_of, load)
+            if r.pipeline:
+                return
+    r.embedded = shell_findings(d, t.settings, codes_of(t.path))
 
 
 _YAML_KINDS = {"k8s", "github", "gitlab"}
