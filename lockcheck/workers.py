@@ -88,6 +88,10 @@ def _quiet() -> None:
         os.close(devnull)
     except OSError:
         pass
+    if not os.environ.get("LOCKCHECK_DEBUG"):
+        import faulthandler  # a handler the embedding process enabled on its own copy of
+
+        faulthandler.disable()  # stderr (pytest does) would print a dying worker's stack
 
 
 def _child(conn, func: Callable[[Any], Any]) -> None:

@@ -144,3 +144,24 @@ def test_a_script_analysed_again_for_the_join_is_bounded(cli, tmp_path, monkeypa
     ], out
     assert f"{CRASHED}" in out and "while analysing it again as a scheduled job" in out
     assert "internal error" not in err
+
+
+def test_a_dying_worker_writes_nothing_through_the_callers_fault_handler(cli, tmp_path):
+    """A process that embeds lockcheck (pytest does) may have ``faulthandler`` on its own
+    copy of stderr; a worker killed by the parser must not print its stack through it."""
+    import faulthandler
+    import sys
+
+    tree(tmp_path)
+    was = faulthandler.is_enabled()
+    with open(tmp_path / "faults.txt", "w+") as log:
+        faulthandler.enable(file=log)
+        try:
+            _, got, out, _ = rows(cli, "--select", "LCK000")
+        finally:
+            faulthandler.disable()
+            if was:
+                faulthandler.enable(file=sys.__stderr__)
+        log.seek(0)
+        assert log.read() == ""
+    assert ("k8s/hostile.yaml", 1, "LCK000") in got, out
