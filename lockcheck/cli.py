@@ -626,7 +626,7 @@ def cmd_scan(args) -> int:
     if not stdin:
         from .definitions.join import analyze_tree
 
-        definitions = analyze_tree(targets, results, paths)
+        definitions = analyze_tree(targets, results, paths, args.jobs)
 
     sources: dict[str, str] = {}
     absolute: dict[str, str] = {}
@@ -664,7 +664,7 @@ def cmd_scan(args) -> int:
         fix_roots = list(paths)  # a fix never leaves them (apply.real_root)
         new_findings = []
         from .engine import analyze_text
-        from .fix.bounded import Failed, FixTask, Stopped, fix_definition, fix_files
+        from .fix.bounded import Failed, FixTask, Stopped, fix_definitions, fix_files
         from .runner import default_jobs, stopped_finding
 
         todo = []  # (target, result, its findings, codes), each fixed in a bounded worker
@@ -676,8 +676,8 @@ def cmd_scan(args) -> int:
                 new_findings.extend(fs)
                 continue
             todo.append((t, r, fs, codes_for(t.settings, t.path)))
-        # a job definition is checked in its tree, in this process (its re-analysis needs
-        # the scan's join); the scripts in bounded workers
+        # each file's fixes checked in a bounded worker; a job definition's in its tree (its
+        # re-analysis needs the scan's join, which the forked worker shares)
         scripts = [x for x in todo if x[1].display not in definitions]
         done = iter(
             fix_files(
@@ -697,13 +697,20 @@ def cmd_scan(args) -> int:
                 analyze_text,  # what analyses each fixed text
             )
         )
-        outcomes = [
-            fix_definition(
-                r.display, r.text or "", t, codes, args.unsafe_fixes, definitions[r.display]
+        defs_done = iter(
+            fix_definitions(
+                [
+                    (t, r, codes, definitions[r.display])
+                    for t, r, _fs, codes in todo
+                    if r.display in definitions
+                ],
+                args.unsafe_fixes,
+                args.jobs or default_jobs(),
             )
-            if r.display in definitions
-            else next(done)
-            for t, r, _fs, codes in todo
+        )
+        outcomes = [
+            next(defs_done) if r.display in definitions else next(done)
+            for _t, r, _fs, _codes in todo
         ]
         for (_t, r, fs, codes), res in zip(todo, outcomes, strict=True):
             if isinstance(res, Stopped):  # the fixed text tripped a bound: the file stays

@@ -11,6 +11,8 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 from .discover import Target
 from .model import Finding
@@ -24,6 +26,8 @@ WORK_PER_WORKER = 10.0
 # Node.js files take ~1.5 ms, PowerShell files (larger, deeper trees) ~16 ms (measured on 2
 # cores over public repositories)
 WORK_WEIGHT = {"python": 1.0, "shell": 0.1, "javascript": 0.15, "powershell": 1.0}
+# a job definition: its YAML/XML/unit parse and embedded shell, ~5 ms (bitnami/charts' 27)
+DEFINITION_WEIGHT = 0.5
 
 
 @dataclass
@@ -40,6 +44,10 @@ class FileResult:
     skipped: bool = False  # not analysed (binary, unknown language)
     takes_lock: bool | None = None  # the script acquires a lock of any kind (job definitions)
     backgrounds: bool | None = None  # it leaves a child running in the background (LCK605)
+    # a job definition (or an Airflow DAG file) as parsed in the worker, for the join
+    definition: Any = None  # lockcheck.definitions.Definition
+    embedded: list[Finding] | None = None  # its embedded shell's findings, unsuppressed
+    pipeline: list | None = None  # a .gitlab-ci.yml's included files, as read with it
 
 
 def source_lines(text: str) -> list[str]:
@@ -79,6 +87,12 @@ def codes_for(settings: Settings, path: str) -> set[str]:
 
 def check_target(target: Target) -> FileResult:
     """Read and analyse one file; never raises for bad input."""
+    if target.definition is not None and target.language is None:  # a job definition
+        from .definitions.load import analyse as analyse_definition
+
+        res = FileResult(target.path, target.display, None, skipped=True)
+        analyse_definition(target, res, target.definition, partial(codes_for, target.settings))
+        return res
     res = FileResult(target.path, target.display, target.language)
     if target.data is not None:
         return check_bytes(target, target.data, res)
@@ -144,6 +158,13 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         res.text = text
         res.data = data
         res.source = source
+    if language == "python" and target.settings.definitions and target.data is None:
+        from .definitions.discover import is_airflow
+
+        if is_airflow(target.path, data):  # a DAG file: a definition too
+            from .definitions.load import analyse as analyse_definition
+
+            analyse_definition(target, res, "airflow", partial(codes_for, target.settings), data)
     return res
 
 
@@ -190,9 +211,15 @@ def _preload(targets: list[Target]) -> None:
 
     for language in sorted({t.language for t in targets if t.language}):
         importlib.import_module(f"{__package__}.frontends.{language}")
+    kinds = {t.definition for t in targets if t.definition and not t.language}
+    if kinds:
+        from .definitions.load import preload
+
+        preload(kinds)
     names = ["engine", "checks"]
-    if len(targets) > 1:  # what analyze_text imports for a file with findings: one file's
-        names.append("fix.suggest")  # worker imports it only if it needs it
+    if sum(1 for t in targets if t.language) > 1:  # what analyze_text imports for a script
+        names.append("fix.suggest")  # with findings: one file's worker imports it if needed;
+        # embedded shell (short, rarely with findings) is left to the worker that needs it
     for name in names:
         importlib.import_module(f"{__package__}.{name}")
 
@@ -205,21 +232,17 @@ def run(
     """Results in the order of ``targets``, each file analysed in a bounded worker process
     (:mod:`lockcheck.workers`): ``jobs`` of them (at most one per file); by default as many
     as the machine has cores, fewer when the run is too small to pay for more.  A job
-    definition is read later, by the pass over the whole tree
-    (:func:`lockcheck.definitions.join.analyze_tree`): here it gets a placeholder result."""
+    definition is read and parsed the same way (:mod:`lockcheck.definitions.load`), then
+    joined by the pass over the whole tree (:func:`lockcheck.definitions.join.analyze_tree`)."""
     if not targets:
         return []
-    if any(t.definition is not None and t.language is None for t in targets):
-        scripts = [t for t in targets if t.definition is None or t.language is not None]
-        done = iter(run(scripts, progress, jobs))
-        return [
-            FileResult(t.path, t.display, None, skipped=True)
-            if t.definition is not None and t.language is None
-            else next(done)
-            for t in targets
-        ]
     if jobs is None:
-        work = sum(WORK_WEIGHT.get(t.language or "", 0.0) for t in targets)
+        work = sum(
+            WORK_WEIGHT.get(t.language, 0.0)
+            if t.language
+            else DEFINITION_WEIGHT * bool(t.definition)
+            for t in targets
+        )
         jobs = min(default_jobs(), int(work / WORK_PER_WORKER) + 1)
     workers = max(1, min(jobs, len(targets)))
     if targets:
@@ -236,3 +259,38 @@ def run(
         if progress:
             progress(i, len(targets))
     return out
+
+
+@dataclass
+class Call:
+    """A task of :func:`run_calls`: ``index`` into the caller's state; ``path`` and
+    ``settings`` those of the file it is about (its bounds, the test hook)."""
+
+    index: int
+    path: str
+    settings: Settings
+    fault_prefix: str = ""  # the test hook's prefix (lockcheck.workers)
+
+
+def run_calls(
+    calls: list[Call],
+    func: Callable[[Call], Any],
+    stopped: Callable[[Call, str], Any],
+    jobs: int | None = None,
+    work: float | None = None,
+) -> list[Any]:
+    """``func(call)`` for each call, each in a bounded worker like a file's analysis (the
+    workers are forked, so ``func`` may read the caller's state as it is now); in this
+    process where no worker can be forked.  ``jobs`` workers; by default, as for
+    :func:`run`, as many as ``work`` (Python-file equivalents) pays for."""
+    if not calls:
+        return []
+    from .workers import Unavailable, run_bounded
+
+    if jobs is None and work is not None:
+        jobs = min(default_jobs(), int(work / WORK_PER_WORKER) + 1)
+    workers = max(1, min(jobs or default_jobs(), len(calls)))
+    try:
+        return run_bounded(calls, func, stopped, file_bounds, workers)
+    except Unavailable:
+        return [func(c) for c in calls]

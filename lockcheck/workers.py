@@ -13,7 +13,8 @@ their sum ``MAX_STEPS`` times the bound.
 Test hook: ``LOCKCHECK_TEST_WORKER_FAULT=crash:NAME`` makes the worker kill itself with
 SIGSEGV when it is handed a file whose base name is ``NAME``; ``fix-crash:NAME``,
 ``fix-hang:NAME`` and ``fix-memory:NAME`` make the worker that checks the fixes of ``NAME``
-crash, hang or exhaust its memory.  It is an environment variable of the lockcheck process,
+crash, hang or exhaust its memory; ``again-crash:NAME`` (and ``again-hang``, ``again-memory``)
+the worker that analyses ``NAME`` again for the join of job definitions.  It is an environment variable of the lockcheck process,
 so nothing in a scanned file can set it; the test suite uses it to simulate a frontend that
 crashes, or a fixed text that is hostile.
 """
@@ -87,6 +88,10 @@ def _quiet() -> None:
         os.close(devnull)
     except OSError:
         pass
+    if not os.environ.get("LOCKCHECK_DEBUG"):
+        import faulthandler  # a handler the embedding process enabled on its own copy of
+
+        faulthandler.disable()  # stderr (pytest does) would print a dying worker's stack
 
 
 def _child(conn, func: Callable[[Any], Any]) -> None:

@@ -339,3 +339,33 @@ def test_a_rolled_back_fix_does_not_hold_back_the_others():
     assert res.fixed == "STUCK " + " " * 15 + "BREAKS\n"
     assert sorted(f.code for f, _why in res.rolled_back) == ["LCK203", "LCK301"]
     assert len(res.applied) == 15
+
+
+@pytest.mark.parametrize("n", [256, 1024])
+def test_a_failed_round_finds_its_failing_fixes_in_log_many_analyses(n):
+    """Issue 9: one failing fix among n in a round was found by checking every fix on its
+    own (n analyses of the whole text: quadratic).  Halving the failing set finds it in
+    about 2 log2 n analyses, and the n - 1 others are still applied in the same round."""
+    seen = []
+
+    def counting(path, text, language, settings=None):
+        seen.append(len(text))
+        return toy_analyze(path, text, language, settings)
+
+    text = "RMLOCK " * (n // 2) + "STUCK " + "RMLOCK " * (n // 2 - 1) + "\n"
+    res = fix_text("j.sh", text, "shell", analyse=counting)
+    assert res.fixed == " " * (n // 2) + "STUCK " + " " * (n // 2 - 1) + "\n"
+    assert [f.code for f, _why in res.rolled_back] == ["LCK301"]
+    assert len(res.applied) == n - 1
+    log = n.bit_length() - 1
+    # the text, the round, the halves down to the stuck fix (2 per level), the good together
+    assert len(seen) <= 2 * log + 4, len(seen)
+
+
+def test_several_failing_fixes_are_each_rolled_back_in_order():
+    text = "STUCK " + "RMLOCK " * 40 + "BREAKS " + "RMLOCK " * 40 + "STUCK\n"
+    res = fix_text("j.sh", text, "shell")
+    assert [f.code for f, _why in res.rolled_back] == ["LCK301", "LCK203", "LCK301"]
+    assert [why for _f, why in res.rolled_back][1] == "the fixed file no longer parses"
+    assert len(res.applied) == 80
+    assert res.fixed == "STUCK " + " " * 40 + "BREAKS " + " " * 40 + "STUCK\n"

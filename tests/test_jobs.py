@@ -734,3 +734,19 @@ def test_quoted_message_is_no_script_and_one_job_is_one_entry(cli, tmp_path):
         (".github/workflows/nightly.yml", 14, "LCK603"),
         (".github/workflows/nightly.yml", 17, "LCK603"),
     ], out
+
+
+def test_windows_task_declared_utf16_but_saved_as_utf8_is_read(cli, tmp_path):
+    """An export edited and saved as UTF-8 (no BOM) keeps its `encoding="UTF-16"`
+    declaration: Task Scheduler reads it; so does lockcheck (expat alone refuses it)."""
+    scripts(tmp_path)
+    write(tmp_path, "tasks/utf8.xml", task_xml("Parallel").encode("utf-8"))
+    write(tmp_path, "tasks/bom.xml", task_xml("Parallel").encode("utf-16"))
+    bad = task_xml("Parallel").replace("</Settings>", "</Setings>")  # the negative: broken
+    write(tmp_path, "tasks/broken.xml", bad.encode("utf-8"))
+    _, got, out, err = rows(cli, "--select", "LCK000,LCK601")
+    assert got == [
+        ("tasks/bom.xml", 10, "LCK601"),
+        ("tasks/broken.xml", 12, "LCK000"),
+        ("tasks/utf8.xml", 10, "LCK601"),
+    ], out + err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from helpers import concise_rows, write
 from test_jobs import CRONJOB_ALLOW, CRONJOB_FORBID, scripts
 
@@ -318,3 +319,29 @@ def test_each_line_of_a_run_block_naming_a_lockless_script_is_lck603(cli, tmp_pa
         (".github/workflows/nightly.yml", 12, "LCK603"),
         (".github/workflows/nightly.yml", 16, "LCK603"),
     ], out
+
+
+# --------------------------------------------------------------------------- GitLab wildcards
+# GitLab's wildcard local includes: `*` stops at `/`, `**` does not, `**/` is any run of
+# directories or none (its documented `configs/*.yml`, `configs/**.yml`, `configs/**/*.yml`)
+
+
+@pytest.mark.parametrize(
+    "include, found",
+    [
+        ("'ci/*.yml'", ["ci/deploy.yml"]),
+        ("\n  - local: '/ci/**.yml'", ["ci/deploy.yml", "ci/nested/report.yml"]),
+        ("\n  - ci/**/*.yml", ["ci/deploy.yml", "ci/nested/report.yml"]),
+        ("'ci/*/deploy.yml'", []),  # the negative: no such file one level down
+        ("'ci/*.yaml'", []),  # nor with that extension
+    ],
+)
+def test_gitlab_wildcard_local_includes(cli, tmp_path, include, found):
+    template = TEMPLATES.replace(".deploy:", ".sched:")
+    write(tmp_path, ".gitlab-ci.yml", f"stages: [deploy]\n\ninclude: {include}\n\n{template}")
+    job = DEPLOY.replace("extends: .deploy", "extends: .sched")
+    write(tmp_path, "ci/deploy.yml", job)
+    write(tmp_path, "ci/deploy.yml.bak", job)  # not .yml: never matched
+    write(tmp_path, "ci/nested/report.yml", job.replace("deploy-prod", "report"))
+    _, got, out, err = rows(cli, "--select", "LCK000,LCK602")
+    assert got == [(p, 1, "LCK602") for p in found], out + err

@@ -20,15 +20,15 @@ UNSAFE = Applicability.UNSAFE
 SUGGESTION = Applicability.SUGGESTION
 
 
+_NEWLINE = re.compile("\n")
+
+
 class _Text:
     """Line offsets of a decoded text (1-based lines)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.starts.append(i + 1)
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
 
     def line(self, no: int) -> str:
         if not 1 <= no <= len(self.starts):
@@ -118,9 +118,7 @@ def _cronjob_spec(
     """The CronJob at ``kind_line``: the line of the key at ``path`` (``spec``,
     ``spec.jobTemplate.spec``) and the line and column of the first key of its block
     mapping."""
-    from ..definitions.yamltree import parse_yaml
-
-    for doc in parse_yaml(text):
+    for doc in _yaml_docs(text):
         root = doc.root
         if root is None or root.kind != "map":
             continue
@@ -140,6 +138,14 @@ def _cronjob_spec(
             return None
         return sp.line, first.line, first.col
     return None
+
+
+@lru_cache(maxsize=8)
+def _yaml_docs(text: str) -> list:
+    """The documents of a definition's text, read once for all the fixes of its entries."""
+    from ..definitions.yamltree import parse_yaml
+
+    return parse_yaml(text)
 
 
 def _nomad_overlap(t: _Text, e: Entry, s: Setting) -> Edit | None:

@@ -27,11 +27,12 @@ def service_account_scripts(defs, tree) -> set[str]:
     return out
 
 
-def reanalyze(targets, results, tree, rels: set[str]) -> None:
-    """Analyse the scripts named by ``rels`` again as run by a service account."""
-    from .again import analyse_again
-
-    for t, r in zip(targets, results, strict=True):
+def system_account_targets(targets, results, tree, rels: set[str]) -> list:
+    """The scripts named by ``rels``, to analyse again as run by a service account:
+    (index, flags)."""
+    out = []
+    for i, r in enumerate(results):
         if r.language not in LANGUAGES or r.skipped or r.error or tree.rel(r.path) not in rels:
             continue
-        analyse_again(t, r, system_account=True)
+        out.append((i, {"system_account": True}))
+    return out

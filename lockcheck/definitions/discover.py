@@ -6,6 +6,7 @@ import os
 import re
 
 SNIFF = 64 * 1024
+AIRFLOW_SNIFF = 1 << 20
 _CRONJOB = re.compile(rb"^[ \t]*kind:[ \t]*[\"']?CronJob\b", re.M)
 _TASK_NS = "schemas.microsoft.com/windows/2004/02/mit/task"
 _AIRFLOW = re.compile(rb"^\s*(from\s+airflow[\s.]|import\s+airflow\b)", re.M)
@@ -73,9 +74,9 @@ def _cronjob(data: bytes) -> bool:
     return b"CronJob" in data and bool(_CRONJOB.search(data))
 
 
-def is_airflow(path: str) -> bool:
-    """A Python file that imports airflow and builds a DAG."""
+def is_airflow(path: str, data: bytes | None = None) -> bool:
+    """A Python file that imports airflow and builds a DAG (``data``: its bytes, when read)."""
     if not path.endswith(".py") or os.path.basename(path).startswith("test_"):
         return False
-    data = _read(path, 1 << 20)
-    return bool(_AIRFLOW.search(data) and _DAG.search(data))
+    data = _read(path, AIRFLOW_SNIFF) if data is None else data[:AIRFLOW_SNIFF]
+    return b"airflow" in data and bool(_AIRFLOW.search(data) and _DAG.search(data))

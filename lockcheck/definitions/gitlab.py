@@ -57,12 +57,13 @@ def _root(d: Definition) -> Node | None:
     return root if root is not None and root.kind == "map" else None
 
 
-def includes(text: str) -> list[str]:
+def includes(text: str, root: str | None = None) -> list[str]:
     """The local files a pipeline file includes (``include: path``, ``- local: path``), as
-    written (a leading ``/`` is the repository root); remote, project and template includes,
-    wildcards and templated paths are unknown: not followed."""
-    root = _root(Definition("", "gitlab", text))
-    inc = root.get("include") if root is not None else None
+    written (a leading ``/`` is the repository root); a wildcard path (``ci/*.yml``,
+    ``/ci/**.yml``) becomes the files of the tree ``root`` it matches, in order.  Remote,
+    project and template includes and templated paths are unknown: not followed."""
+    root_node = _root(Definition("", "gitlab", text))
+    inc = root_node.get("include") if root_node is not None else None
     items = inc.items if inc is not None and inc.kind == "seq" else [inc] if inc else []
     out = []
     for i in items:
@@ -73,10 +74,48 @@ def includes(text: str) -> list[str]:
         if i.kind != "scalar" or not i.text or i.templated:
             continue
         t = i.text
-        if "://" in t or "*" in t or "$" in t or not t.endswith((".yml", ".yaml")):
+        if "://" in t or "$" in t or not t.endswith((".yml", ".yaml")):
             continue
-        out.append(t)
+        if "*" in t:
+            out += wildcard_files(t, root) if root is not None else []
+        else:
+            out.append(t)
     return out
+
+
+MAX_STARS = 6  # more wildcards than this in one include: unknown (not followed)
+
+
+def wildcard_regex(pattern: str) -> re.Pattern[str] | None:
+    """GitLab's wildcard path grammar (as its repository search writes it): the pattern
+    escaped, then ``**/`` any run of directories or none, ``**`` any characters (``/``
+    too), ``*`` any characters but ``/``; matched against the whole path from the
+    repository root.  None for a pattern of more than :data:`MAX_STARS` stars."""
+    pattern = pattern.lstrip("/")
+    if pattern.count("*") > MAX_STARS:
+        return None
+    rx = re.escape(pattern)
+    rx = rx.replace(r"\*\*/", "(.*?/)?").replace(r"\*\*", ".*?").replace(r"\*", "[^/]*?")
+    return re.compile(rx)
+
+
+def wildcard_files(pattern: str, root: str) -> list[str]:
+    """The files of the tree under ``root`` (version control and symlinked directories not
+    entered) whose root-relative path the wildcard ``pattern`` matches, sorted."""
+    import os
+
+    rx = wildcard_regex(pattern)
+    if rx is None:
+        return []
+    out = []
+    for d, dirs, names in os.walk(root):
+        dirs[:] = [x for x in dirs if x not in (".git", ".hg", ".svn")]
+        rel_dir = os.path.relpath(d, root).replace(os.sep, "/")
+        for n in names:
+            rel = n if rel_dir == "." else f"{rel_dir}/{n}"
+            if rx.fullmatch(rel):
+                out.append(rel)
+    return sorted(out)
 
 
 class _Job:

@@ -1,14 +1,16 @@
-"""The pass over the whole tree after the per-file analysis: read the job definitions, join
-each command to the script of the tree it names, run the LCK6xx rules.
+"""The pass over the whole tree after the per-file analysis: take the job definitions the
+bounded workers parsed (:mod:`lockcheck.definitions.load`), join each command to the script
+of the tree it names, run the LCK6xx rules.
 
 ``analyze_tree`` is called once by the scan command with the per-file results; it fills the
-results of definition files (findings, text) and adds a DAG file's findings to its result."""
+results of definition files (findings) and adds a DAG file's findings to its result.  What it
+reads or analyses again (a pipeline's included files, a script that a job starts) runs in
+bounded workers too; what stays in this process reads only the parsed model."""
 
 from __future__ import annotations
 
 import os
 import posixpath
-import stat
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
@@ -16,10 +18,10 @@ from functools import lru_cache
 from ..checks import RULES
 from ..checks.jobs import JobContext, Script, Start, scheduled_commands
 from ..model import FileFacts, Finding, ParseError, Span
-from . import Command, Definition, parse
+from . import Command, Definition
 from .commands import script_paths
-from .discover import is_airflow
 from .embedded import shell_findings
+from .load import parse_text
 
 
 @lru_cache(maxsize=4096)
@@ -90,48 +92,11 @@ class Tree:
         return None
 
 
-def _load(t, r, kind: str) -> Definition | None:
-    """Read one definition file into its result (text, bytes, decoding) and parse it; None
-    when it cannot be read (``r.error``) or is binary."""
-    from ..source import Source, decode
-
-    try:
-        if not stat.S_ISREG(os.stat(t.path).st_mode):  # a FIFO would block the run
-            r.error = f"{t.display}: not a regular file"
-            return None
-        with open(t.path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        r.error = f"{t.display}: {exc.strerror or exc}"
-        return None
-    source = decode(data, "python" if kind == "airflow" else None)
-    if source is None and kind == "windows":  # UTF-16 without a BOM
-        from .windows import decode as wdecode
-
-        source = Source(wdecode(data), "utf-16")
-    if source is None:
-        if t.explicit:
-            r.warning = f"{t.display}: binary file, not checked"
-        return None
-    if kind == "windows":
-        r.warning = None  # UTF-16 is text here
-    d = _parse(kind, t.display, source.text, data)
-    if r.text is None:
-        r.text, r.data, r.source = source.text, data, source
-    return d
-
-
-def _parse(kind: str, display: str, text: str, data: bytes | None = None) -> Definition:
-    if kind == "windows":
-        from .windows import parse as wparse
-
-        return wparse(display, text, data)
-    return parse(kind, display, text)
-
-
-def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Finding]]:
-    """The definition's findings (LCK000, LCK6xx, its embedded shell), suppressions applied;
-    its facts carry its parse errors."""
+def _findings(
+    t, ctx: JobContext, codes: set[str], embedded: list[Finding] | None = None
+) -> tuple[FileFacts, list[Finding]]:
+    """The definition's findings (LCK000, LCK6xx, its embedded shell: ``embedded`` when the
+    worker found them), suppressions applied; its facts carry its parse errors."""
     from ..analysis import file_disabled, suppressed
 
     d = ctx.definition
@@ -151,7 +116,7 @@ def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Find
     for code, rule in RULES.items():
         if rule.layer == "definitions" and code in codes:
             found.extend(rule.check(ctx))
-    found.extend(shell_findings(d, t.settings, codes))
+    found.extend(shell_findings(d, t.settings, codes) if embedded is None else embedded)
     disabled = file_disabled(facts)
     return facts, [f for f in found if not suppressed(facts, f, disabled)]
 
@@ -159,27 +124,25 @@ def _findings(t, ctx: JobContext, codes: set[str]) -> tuple[FileFacts, list[Find
 Reanalyse = Callable[[str], tuple[FileFacts, list[Finding]]]
 
 
-def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
-    """Fill the results of definition files; returns, per displayed path of a definition,
-    how to analyse a new text of it in the same tree (what ``--fix`` verifies with)."""
+def analyze_tree(
+    targets, results, paths: list[str], jobs: int | None = None
+) -> dict[str, Reanalyse]:
+    """Join the definitions the workers parsed (:mod:`lockcheck.definitions.load`) and fill
+    their results; returns, per displayed path of a definition, how to analyse a new text
+    of it in the same tree (what ``--fix`` verifies with).  What reads or analyses a file
+    again here (a pipeline's included files, a script started by a job) runs in bounded
+    workers too (``jobs`` of them)."""
     from ..runner import codes_for
 
     roots = [os.path.abspath(p) for p in paths if os.path.isdir(p)]
-    defs: list[tuple[object, object, Definition]] = []
-    for t, r in zip(targets, results, strict=True):
-        kind = getattr(t, "definition", None)
-        if kind is None and r.language == "python" and not r.error and t.settings.definitions:
-            kind = "airflow" if is_airflow(t.path) else None
-        if kind is None:
-            continue
-        d = _load(t, r, kind)
-        if d is None:
-            continue
-        defs.append((t, r, d))
-
+    defs: list[tuple[object, object, Definition]] = [
+        (t, r, r.definition)
+        for t, r in zip(targets, results, strict=True)
+        if r.definition is not None
+    ]
     if not defs:
         return {}
-    _gitlab_pipelines(targets, results, defs, roots)
+    _gitlab_pipelines(targets, results, defs)
     tree = Tree(results, roots)
     timers: dict[str, str] = {}
     for _t, _r, d in defs:
@@ -194,10 +157,10 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
         ctx.scripts_of = tree.resolve_all
         return ctx
 
-    from .accounts import LANGUAGES, reanalyze, service_account_scripts
+    from .accounts import LANGUAGES, service_account_scripts, system_account_targets
 
     win = Tree(results, roots, LANGUAGES)
-    reanalyze(targets, results, win, service_account_scripts(defs, win))
+    again_calls = system_account_targets(targets, results, win, service_account_scripts(defs, win))
     starts: dict[str, list[Start]] = {}
     contexts = []
     for t, r, d in defs:
@@ -205,11 +168,13 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
         contexts.append((t, r, ctx))
         _add_starts(ctx, starts)
 
-    _started_by_job(targets, results, tree, starts)
+    again_calls += _started_by_job(targets, results, tree, starts)
+    analyse_again_bounded(targets, results, again_calls, jobs)
     again: dict[str, Reanalyse] = {}
     for t, r, ctx in contexts:
         codes = codes_for(t.settings, t.path)
-        _facts, kept = _findings(t, ctx, codes)
+        _facts, kept = _findings(t, ctx, codes, r.embedded)
+        r.definition = r.embedded = None  # the join is done: nothing else reads them
         if kept:
             r.findings = sorted(r.findings + kept, key=lambda f: f.sort_key)
         r.skipped = False
@@ -217,63 +182,66 @@ def analyze_tree(targets, results, paths: list[str]) -> dict[str, Reanalyse]:
     return again
 
 
-def _gitlab_pipelines(targets, results, defs: list, roots: list[str]) -> None:
-    """Each ``.gitlab-ci.yml`` read with the local files it includes (their jobs reported in
-    them, ``extends:`` resolved over all): an included file that discovery did not pick
-    becomes a target of the run.  Nothing outside the file's tree is read."""
-    from ..config import display_path
-    from ..discover import Target
+def _gitlab_pipelines(targets, results, defs: list) -> None:
+    """The files each ``.gitlab-ci.yml`` includes, as its worker read them with it
+    (:mod:`lockcheck.definitions.pipeline`): an included file's Definition is the pipeline's;
+    one that discovery did not pick becomes a target of the run."""
     from ..runner import FileResult
-    from . import gitlab
 
     index = {os.path.realpath(t.path): i for i, (t, _r, _d) in enumerate(defs)}
-    for t, _r, d in list(defs):
-        if d.kind != "gitlab" or os.path.basename(t.path) != ".gitlab-ci.yml" or d.errors:
-            continue
-        root = _tree_root(os.path.dirname(os.path.abspath(t.path)), tuple(roots))
-        files, seen, todo = [], {os.path.realpath(t.path)}, [d.text]
-        while todo:
-            for inc in gitlab.includes(todo.pop()):
-                path = os.path.normpath(os.path.join(root, inc.lstrip("/")))
-                real = os.path.realpath(path)
-                if real in seen or os.path.commonpath([root, real]) != root:
-                    continue
-                seen.add(real)
-                if real in index:
-                    it, ir, _ = defs[index[real]]
-                elif os.path.isfile(path):
-                    it = Target(path, display_path(path), None, False, t.settings, None, "gitlab")
-                    ir = FileResult(it.path, it.display, None, skipped=True)
-                    if _load(it, ir, "gitlab") is None:
-                        continue
-                    targets.append(it)
-                    results.append(ir)
-                    defs.append((it, ir, None))
-                    index[real] = len(defs) - 1
-                else:
-                    continue  # GitLab fails the pipeline; not ours to report
-                files.append((it, ir))
-                todo.append(ir.text or "")
-        if not files:
-            continue
-        parsed = gitlab.pipeline(
-            [(t.display, d.text)] + [(it.display, ir.text) for it, ir in files]
-        )
-        for (ft, fr), fd in zip([(t, _r)] + files, parsed, strict=True):
-            defs[index[os.path.realpath(ft.path)]] = (ft, fr, fd)
+    for _t, r, _d in list(defs):
+        for real, it, text, data, source, fd, embedded in r.pipeline or ():
+            if real in index:
+                _it, ir, _ = defs[index[real]]
+            else:
+                ir = FileResult(it.path, it.display, None, text=text, data=data, source=source)
+                targets.append(it)
+                results.append(ir)
+                defs.append((it, ir, fd))
+                index[real] = len(defs) - 1
+            ir.definition, ir.embedded, ir.skipped = fd, embedded, False
+            defs[index[real]] = (defs[index[real]][0], ir, fd)
+        r.pipeline = None
 
 
-def _started_by_job(targets, results, tree: Tree, starts: dict[str, list[Start]]) -> None:
-    """A shell script that a definition starts is analysed again as ``started_by_job`` (the
-    script rules that depend on it: LCK404).  One that takes a lock was analysed as such
-    already; one that could not be analysed stays as it is."""
+def analyse_again_bounded(targets, results, calls: list[tuple[int, dict]], jobs) -> None:
+    """Analyse again the scripts ``targets[i]`` with ``flags`` (``calls``: (i, flags)), each
+    in a bounded worker; a script whose analysis is stopped keeps its findings and gets the
+    LCK000 of a stopped analysis."""
+    from ..runner import WORK_WEIGHT, Call, run_calls, stopped_finding
     from .again import analyse_again
 
-    for t, r in zip(targets, results, strict=True):
+    def again(call: Call):
+        t, r = targets[call.index], results[call.index]
+        analyse_again(t, r, **dict(calls_at[call.index]))
+        return r.findings, r.error, r.text, r.data, r.source
+
+    calls_at = dict(calls)
+    tasks = [Call(i, targets[i].path, targets[i].settings, "again-") for i, _flags in calls]
+    work = sum(WORK_WEIGHT.get(targets[i].language or "", 1.0) for i, _flags in calls)
+    outcomes = run_calls(tasks, again, lambda _c, why: why, jobs, work)
+    for call, got in zip(tasks, outcomes, strict=True):
+        t, r = targets[call.index], results[call.index]
+        if isinstance(got, str):
+            reason = f"{got}, while analysing it again as a scheduled job"
+            r.findings = sorted(
+                [*r.findings, stopped_finding(t.display, reason)], key=lambda f: f.sort_key
+            )
+            continue
+        r.findings, r.error, r.text, r.data, r.source = got
+
+
+def _started_by_job(targets, results, tree: Tree, starts: dict[str, list[Start]]) -> list:
+    """The shell scripts that a definition starts, to analyse again as ``started_by_job``
+    (the script rules that depend on it: LCK404): (index, flags).  One that takes a lock was
+    analysed as such already; one that could not be analysed stays as it is."""
+    out = []
+    for i, (_t, r) in enumerate(zip(targets, results, strict=True)):
         if r.language != "shell" or r.error or r.skipped or r.takes_lock:
             continue
         if tree.rel(r.path) in starts:
-            analyse_again(t, r, started_by_job=True)
+            out.append((i, {"started_by_job": True}))
+    return out
 
 
 def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
@@ -293,7 +261,7 @@ def _add_starts(ctx: JobContext, starts: dict[str, list[Start]]) -> None:
 
 def _reanalyse(t, kind: str, context, codes: set[str]) -> Reanalyse:
     def analyse(text: str) -> tuple[FileFacts, list[Finding]]:
-        ctx = context(t, _parse(kind, t.display, text))
+        ctx = context(t, parse_text(kind, t.display, text))
         # this file's entries as they are in the new text, the others' as they were
         ctx.starts = {k: [s for s in v if s.path != t.display] for k, v in ctx.starts.items()}
         _add_starts(ctx, ctx.starts)

@@ -26,6 +26,17 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
+_DECLARES_UTF16 = re.compile(rb"^\s*<\?xml[^>]*\bencoding\s*=\s*[\"']utf-?16", re.I)
+
+
+def _mislabelled(data: bytes | None) -> bool:
+    """Bytes without a byte-order mark or a NUL (UTF-8, as an editor saved a task export)
+    whose declaration says UTF-16: expat would refuse them; the decoded text is read."""
+    if data is None or data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return False
+    return b"\0" not in data[:512] and bool(_DECLARES_UTF16.match(data[:512]))
+
+
 class _Target:
     def __init__(self) -> None:
         self.parser = None
@@ -103,7 +114,7 @@ def parse(path: str, text: str, data: bytes | None = None) -> Definition:
     parser = XMLParser(target=target)
     target.parser = parser
     raw = data if data is not None else text.encode("utf-8")
-    if data is None and text.lstrip().startswith("<?xml"):
+    if data is None and text.lstrip().startswith("<?xml") or _mislabelled(data):
         raw = text.encode("utf-16")  # any declared encoding is then read as UTF-16
     try:
         parser.feed(raw)

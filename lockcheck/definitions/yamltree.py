@@ -114,7 +114,7 @@ def mask_templates(text: str) -> tuple[str, set[int]]:
         if "indent" in action:
             indents.add(m.end())
         pieces.append(text[last : m.start()])
-        pieces.append(_NOT_NEWLINE.sub("\x01", action))
+        pieces.append(_NOT_NEWLINE.sub("\x01", action) if "\n" in action else "\x01" * len(action))
         line += action.count("\n")
         last = m.end()
     pieces.append(text[last:])
@@ -179,7 +179,7 @@ class _Builder:
             inner = None
             for c in n.named_children:
                 if c.type == "anchor":
-                    anchor = c.text.decode("utf-8", "replace")[1:]
+                    anchor = self.text(c)[1:]
                 elif c.type == "tag" or c.type == "comment":
                     continue
                 else:
@@ -189,7 +189,7 @@ class _Builder:
                 self.anchors[anchor] = res
             return res
         if t == "alias":
-            target = self.anchors.get(n.text.decode("utf-8", "replace")[1:])
+            target = self.anchors.get(self.text(n)[1:])
             return target if target is not None else self.scalar(n, TEMPLATE_MARK)
         if t in ("block_mapping", "flow_mapping", "block_sequence", "flow_sequence"):
             kind = "map" if t.endswith("mapping") else "seq"
@@ -245,12 +245,17 @@ class _Builder:
 
     def scalar(self, n, text: str) -> Node:
         s = Node("scalar", n.start_point[0] + 1, self.col(n.start_point), text=text)
-        s.raw = n.text.decode("utf-8", "replace")
+        s.raw = self.text(n)
         s.end_line = n.end_point[0] + 1
         return s
 
+    def text(self, n) -> str:
+        """A node's source text (a slice of the bytes parsed: much cheaper than tree-sitter's
+        ``Node.text`` on a tree's first use)."""
+        return self.data[n.start_byte : n.end_byte].decode("utf-8", "replace")
+
     def decode_scalar(self, n) -> str:
-        raw = n.text.decode("utf-8", "replace")
+        raw = self.text(n)
         t = n.type
         if t == "plain_scalar":
             return " ".join(p.strip() for p in raw.split("\n"))

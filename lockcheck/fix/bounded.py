@@ -95,12 +95,38 @@ def fix_files(
 
 def fix_definition(display: str, text: str, target, codes: set[str], unsafe: bool, analyse):
     """A job definition's fixes, checked with ``analyse`` (its re-analysis in the scan's
-    tree, :func:`lockcheck.definitions.join.analyze_tree`), in this process."""
+    tree, :func:`lockcheck.definitions.join.analyze_tree`)."""
+    from ..workers import heartbeat
     from .apply import fix_text
 
     try:
         return fix_text(
-            display, text, target.language, target.settings, codes, unsafe, analyse=analyse
+            display,
+            text,
+            target.language,
+            target.settings,
+            codes,
+            unsafe,
+            on_analysis=heartbeat,
+            analyse=analyse,
         )
+    except MemoryError:
+        raise
     except Exception as exc:  # noqa: BLE001 - a fixer bug must not lose the findings
         return Failed(f"{type(exc).__name__}: {exc}")
+
+
+def fix_definitions(items: Sequence[tuple], unsafe: bool, jobs: int) -> list:
+    """The outcome of each job definition's fixes (``items``: (target, result, codes,
+    analyse)), each checked in a bounded worker like a script's: the workers are forked, so
+    each re-analysis runs in the scan's tree as the parent holds it."""
+    from ..runner import Call, run_calls
+
+    def one(call: Call):
+        t, r, codes, analyse = items[call.index]
+        return fix_definition(r.display, r.text or "", t, codes, unsafe, analyse)
+
+    calls = [Call(i, t.path, t.settings) for i, (t, _r, _c, _a) in enumerate(items)]
+    for c in calls:
+        c.fault_prefix = "fix-"  # the test hook's fix-crash/fix-hang/fix-memory
+    return run_calls(calls, one, lambda _call, why: Stopped(why), jobs)
