@@ -925,3 +925,64 @@ def test_private_directory_search_accepting_an_existing_own_directory_is_not_a_l
         "            if err.errno == errno.EEXIST:\n                sys.exit(0)\n",
     )
     assert busy != src and "LCK101" in codes(busy)
+
+
+# ---------------------------------------- LCK109: the clash exist_ok=True leaves is an error
+
+BUILD_DIR_CHECK = """
+    import os
+    import sys
+
+
+    def validate_dirs(build_dir):
+        try:
+            os.makedirs(build_dir, exist_ok=True)
+        except FileExistsError:
+            raise SystemExit(f"Directory {build_dir} exists and is not a directory.")
+        return build_dir
+    """
+
+
+def test_makedirs_exist_ok_whose_clash_raises_an_error_is_path_handling():
+    # meson's build-directory check: with exist_ok=True only a file in the way raises
+    assert "LCK109" not in codes(BUILD_DIR_CHECK)
+    assert "LCK109" not in codes(BUILD_DIR_CHECK.replace('raise SystemExit(f"', 'sys.exit(f"'))
+
+
+def test_makedirs_exist_ok_as_the_busy_test_of_a_lock_is_still_lck109():
+    lock_named = BUILD_DIR_CHECK.replace("build_dir", "lock_dir")
+    assert "LCK109" in codes(lock_named)
+    skipping = BUILD_DIR_CHECK.replace(
+        'raise SystemExit(f"Directory {build_dir} exists and is not a directory.")',
+        'print("already running")\n            raise SystemExit(0)',
+    )
+    assert "LCK109" in codes(skipping)
+
+
+# ------------------------------------- LCK401/LCK402: a log file set up after the skip records
+
+LATE_LOG_SETUP = """
+    import logging
+    import os
+    import sys
+
+    LOCK = "/var/tmp/report.lock"
+    {before}
+    if os.path.exists(LOCK):
+        print("already running")
+        sys.exit()
+    {after}
+    open(LOCK, "w").write(str(os.getpid()))
+    logging.info("start")
+    os.remove(LOCK)
+    """
+LOG_SETUP = 'logging.basicConfig(filename="/var/log/report.log", level=logging.INFO)'
+
+
+def test_a_skip_before_the_log_file_is_set_up_records_nothing():
+    assert "LCK401" in codes(LATE_LOG_SETUP.format(before="", after=LOG_SETUP))
+
+
+def test_a_skip_after_the_log_file_is_set_up_is_recorded():
+    got = codes(LATE_LOG_SETUP.format(before=LOG_SETUP, after=""))
+    assert "LCK402" in got and "LCK401" not in got

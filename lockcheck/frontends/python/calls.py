@@ -77,25 +77,26 @@ class Calls:
             return v & 0xFF
         return 1
 
-    def _script_wide_durable(self) -> bool:
+    def _script_wide_durable(self) -> int | None:
+        """Where the script's prints and log calls start to leave a record (a log file, a
+        handler, stdout redirected): the offset of the first module-level setup, 0 when one
+        lives in a function (its call order is unknown), None when there is none."""
         cst = self.cst
+        starts: list[int] = []
         for c in self.calls:
             q = self.call_q(c)
             last = q.split(".")[-1]
-            if q == "logging.basicConfig" and (self.kw(c, "filename") or self.kw(c, "handlers")):
-                return True
-            if last in LOG_HANDLERS or q in (
-                "logging.config.dictConfig",
-                "logging.config.fileConfig",
+            if (
+                (q == "logging.basicConfig" and (self.kw(c, "filename") or self.kw(c, "handlers")))
+                or last in LOG_HANDLERS
+                or q in ("logging.config.dictConfig", "logging.config.fileConfig", "os.dup2")
             ):
-                return True
-            if q in ("os.dup2",):
-                return True
+                starts.append(0 if self.func_of(c) is not None else self.off(c))
         for a in self.descendants(self.module, cst.Assign):
             for t in a.targets:
                 if self.qname(t.target) in ("sys.stdout", "sys.stderr"):
-                    return True
-        return False
+                    starts.append(0 if self.func_of(a) is not None else self.off(a))
+        return min(starts) if starts else None
 
     def _exiting_helper(self, call: Any) -> list[Any] | None:
         """The body of the script's own function ``call`` runs when that body always ends

@@ -353,6 +353,10 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if not self.decides(stmts):
                 continue
             path = self.path(pnode)
+            if not why and self._raises_error(stmts) and not lockish_name(path):
+                # `except FileExistsError: raise SystemExit(f"{d} is not a directory")`: the
+                # only clash exist_ok=True leaves, reported as an error, on a name no lock wears
+                continue
             if path is not None:
                 self.facts.created.append(path)  # it is made here: removing it is no LCK107
             self.facts.non_exclusive.append(
@@ -365,6 +369,28 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     function=self._fname(c),
                 )
             )
+
+    def _raises_error(self, stmts: list[Any]) -> bool:
+        """The handler ends by raising an error: an exception other than a bare re-raise, or
+        ``SystemExit``/``sys.exit`` with a message."""
+        cst = self.cst
+        if not stmts:
+            return False
+        last = stmts[-1]
+        small = last.body if isinstance(last, cst.SimpleStatementLine) else []
+        for st in small:
+            if isinstance(st, cst.Raise) and st.exc is not None:
+                exc = st.exc
+                if isinstance(exc, cst.Call) and self.call_q(exc) == "SystemExit":
+                    return self.exit_status(self.arg(exc, 0, "code")) not in (0, 75)
+                return True
+            if isinstance(st, cst.Expr) and isinstance(st.value, cst.Call):
+                if self.call_q(st.value) in ("sys.exit", "exit", "quit"):
+                    a = self.arg(st.value, 0, "status")
+                    return isinstance(a, (cst.SimpleString, cst.FormattedString)) or (
+                        a is not None and isinstance(self.const(a), str)
+                    )
+        return False
 
     def _after_eexist_guard(self, stmts: list[Any], end: _Entry) -> list[Any]:
         """The handler's statements after the one holding the re-raise of other errors."""

@@ -673,9 +673,12 @@ class Walk:
                     return True
                 if q in ("open", "io.open") and "w" in str(self.mode_of(c) or ""):
                     return True
-                if self.durable_everywhere and (
-                    m in LOG_METHODS or q in ("print",) or m == "write"
+                if (
+                    self.durable_everywhere is not None
+                    and (m in LOG_METHODS or q in ("print",) or m == "write")
+                    and (self.func_of(c) is not None or self.off(c) > self.durable_everywhere)
                 ):
+                    # a module-level skip before the log file is set up records nothing
                     return True
         return False
 
