@@ -134,15 +134,30 @@ def _inside(path: str, root: str) -> bool:
         return False
 
 
+# directory -> its git work tree (None: none), for the directories of one discovery: a run
+# over thousands of files named one by one asks for each directory, and for the same parents
+_GIT_ROOTS: dict[str, str | None] = {}
+
+
 def _git_root(directory: str) -> str | None:
+    seen: list[str] = []
     d = directory
     while True:
+        if d in _GIT_ROOTS:
+            found = _GIT_ROOTS[d]
+            break
+        seen.append(d)
         if os.path.exists(os.path.join(d, ".git")):
-            return d
+            found = d
+            break
         parent = os.path.dirname(d)
         if parent == d:
-            return None
+            found = None
+            break
         d = parent
+    for s in seen:
+        _GIT_ROOTS[s] = found
+    return found
 
 
 class _GitIgnores:
@@ -324,6 +339,7 @@ def discover(
     warnings: list[str] | None = None,
 ) -> tuple[list[Target], list[str]]:
     """The targets and the error lines; warning lines are added to ``warnings``."""
+    _GIT_ROOTS.clear()  # a repository made since the last discovery of this process counts
     d = Discovery(resolver, force_exclude)
     targets = d.run(paths)
     if warnings is not None:

@@ -17,13 +17,127 @@ offsets into the decoded source text (``str`` indexes), used by fixes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass
 from enum import Enum
+
+# --------------------------------------------------------------------------- records
+# The fact classes are declared like dataclasses, but ``@dataclass`` compiles five or six
+# methods per class, one ``exec`` each, on every start (a fifth of a one-file run's own
+# imports).  :func:`record` marks a class and :func:`_make_records` writes the same methods
+# (``__init__``, ``__repr__``, ``__eq__``; for a frozen class ``__hash__`` and a refusing
+# ``__setattr__``/``__delattr__``) for all of them in one ``exec``.  ``replace`` is
+# ``dataclasses.replace`` for them.
+
+_RECORDS: list[tuple[type, bool]] = []
+
+
+class _Factory:
+    __slots__ = ("make",)
+
+    def __init__(self, make) -> None:
+        self.make = make
+
+
+def field(*, default_factory):  # the one use of dataclasses.field here
+    return _Factory(default_factory)
+
+
+def record(cls=None, *, frozen: bool = False):
+    """``@dataclass`` / ``@dataclass(frozen=True)`` for the classes of this module."""
+
+    def mark(c: type) -> type:
+        _RECORDS.append((c, frozen))
+        return c
+
+    return mark if cls is None else mark(cls)
+
+
+def replace(obj, **changes):
+    """A copy of a record (or a dataclass) with ``changes``, through its ``__init__``."""
+    fields = getattr(obj.__class__, "_record_fields", None)
+    if fields is None:
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)
+    values = {f: getattr(obj, f) for f in fields}
+    values.update(changes)
+    return obj.__class__(**values)
+
+
+_MISSING = object()
+
+
+def _eq(self, other):
+    if other.__class__ is self.__class__:
+        return self._record_key(self) == other._record_key(other)
+    return NotImplemented
+
+
+def _hash(self) -> int:
+    return hash(self._record_key(self))
+
+
+def _repr(self) -> str:
+    shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._record_fields)
+    return f"{self.__class__.__qualname__}({shown})"
+
+
+def _frozen_setattr(self, name, value):
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self, name):
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _make_records() -> None:
+    """The methods of every :func:`record` class: ``__init__`` compiled (all in one
+    ``exec``: it is the hot one), the others shared, reading the fields through an
+    ``operator.attrgetter``."""
+    from operator import attrgetter
+
+    src: list[str] = []
+    env: dict = {"_MISSING": _MISSING, "_object_setattr": object.__setattr__}
+    for k, (cls, frozen) in enumerate(_RECORDS):
+        fields = [f for b in reversed(cls.__mro__) for f in b.__dict__.get("__annotations__", {})]
+        fields = list(dict.fromkeys(fields))
+        cls._record_fields = tuple(fields)
+        get = attrgetter(*fields)
+        cls._record_key = staticmethod(get if len(fields) > 1 else lambda o, get=get: (get(o),))
+        cls.__repr__ = _repr
+        cls.__eq__ = _eq
+        cls.__hash__ = _hash if frozen else None
+        if frozen:
+            cls.__setattr__ = _frozen_setattr
+            cls.__delattr__ = _frozen_delattr
+        params, body = [], []
+        for f in fields:
+            default = cls.__dict__.get(f, _MISSING)
+            if isinstance(default, _Factory):
+                env[f"_f{k}_{f}"] = default.make
+                params.append(f"{f}=_MISSING")
+                value = f"_f{k}_{f}() if {f} is _MISSING else {f}"
+                delattr(cls, f)
+            elif default is not _MISSING:
+                env[f"_d{k}_{f}"] = default
+                params.append(f"{f}=_d{k}_{f}")
+                value = f
+            else:
+                params.append(f)
+                value = f
+            if frozen:
+                body.append(f" _object_setattr(self, {f!r}, {value})")
+            else:
+                body.append(f" self.{f} = {value}")
+        env[f"_C{k}"] = cls
+        src += [f"def __init__(self, {', '.join(params)}):", *body, f"_C{k}.__init__ = __init__"]
+    exec(compile("\n".join(src), __file__ + ":records", "exec"), env)  # noqa: S102
+
 
 # --------------------------------------------------------------------------- positions, edits
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     line: int
     col: int
@@ -33,7 +147,7 @@ class Span:
     end: int = -1
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Edit:
     """Replace ``text[start:end]`` with ``content`` (offsets into the decoded source)."""
 
@@ -48,7 +162,7 @@ class Applicability(str, Enum):
     SUGGESTION = "suggestion"  # shown (--diff/--show-fixes), never applied
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FixTemplate:
     """An edit a frontend knows how to make; checks decide whether and how to offer it.
 
@@ -69,7 +183,7 @@ class FixTemplate:
         return tuple(out)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fix:
     applicability: Applicability
     message: str
@@ -94,14 +208,14 @@ class PartKind(str, Enum):
     UNKNOWN = "unknown"  # anything that cannot be resolved statically
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Part:
     kind: PartKind
     value: str = ""  # literal text (LIT) or variable name (VAR)
     default: PathExpr | None = None  # ${VAR:-default}, os.environ.get("VAR", default)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PathExpr:
     """A path after static resolution.  Unresolved parts stay unknown, never guessed."""
 
@@ -187,7 +301,7 @@ class LockKind(str, Enum):
     PIDFILE = "pidfile"
 
 
-@dataclass
+@record
 class BusyBranch:
     """The code path taken when the lock is not acquired."""
 
@@ -200,7 +314,7 @@ class BusyBranch:
     status_fix: FixTemplate | None = None
 
 
-@dataclass
+@record
 class Acquire:
     kind: LockKind
     mechanism: str  # words for messages: "mkdir", "flock", 'open(..., "x")', "SoftFileLock"...
@@ -247,7 +361,7 @@ class Acquire:
     unreleased_route: Span | None = None
 
 
-@dataclass
+@record
 class NonExclusiveCreate:
     """A creation used as a lock - its failure (or the test before it) leads to a busy branch,
     as "Deciding what is a lock" says - that does not fail when the name already exists, so
@@ -270,7 +384,7 @@ class NonExclusiveCreate:
     function: str | None = None
 
 
-@dataclass
+@record
 class Removal:
     """A delete (or overwrite) of a path: rm, rmdir, unlink, os.remove, Path.unlink..."""
 
@@ -287,7 +401,7 @@ class Removal:
     platforms: frozenset[str] | None = None  # as Acquire.platforms
 
 
-@dataclass
+@record
 class ReleaseHook:
     """A trap / finally / atexit that removes ``path`` when it runs."""
 
@@ -299,7 +413,7 @@ class ReleaseHook:
     move_fix: FixTemplate | None = None  # moves the hook to just after the successful acquire
 
 
-@dataclass
+@record
 class LivenessCheck:
     span: Span  # the liveness test (kill -0, ps -p, os.kill(pid, 0), psutil.pid_exists)
     pid_file: PathExpr | None
@@ -307,7 +421,7 @@ class LivenessCheck:
     suggestion: FixTemplate | None = None  # LCK105: drop the check in favour of flock
 
 
-@dataclass
+@record
 class Kill:
     span: Span  # the kill / os.kill
     signal: str
@@ -315,7 +429,7 @@ class Kill:
     suggestion: FixTemplate | None = None  # LCK108: no holder to kill with flock
 
 
-@dataclass
+@record
 class Probe:
     """A throw-away entry created and at once removed again (a location test)."""
 
@@ -324,7 +438,7 @@ class Probe:
     per_process_fix: FixTemplate | None = None  # appends a per-process part at create and remove
 
 
-@dataclass
+@record
 class StatusOverride:
     """An EXIT trap (or its function) ending with a fixed status."""
 
@@ -334,7 +448,7 @@ class StatusOverride:
     status: int | None = None  # the fixed status, when it is a known number
 
 
-@dataclass
+@record
 class Background:
     """A child started in the background while a lock is held and not waited for."""
 
@@ -345,13 +459,13 @@ class Background:
     inherits_lock: bool = True
 
 
-@dataclass
+@record
 class ParseError:
     span: Span
     message: str
 
 
-@dataclass
+@record
 class FileFacts:
     path: str
     language: str  # "shell" | "python" | "javascript" | "powershell"
@@ -408,3 +522,6 @@ class Finding:
     @property
     def sort_key(self) -> tuple:
         return (self.path, self.span.line, self.span.col, self.code)
+
+
+_make_records()

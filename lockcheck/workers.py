@@ -130,13 +130,71 @@ def _child(conn, func: Callable[[Any], Any]) -> None:
     os._exit(0)  # no atexit handlers, no flushing of buffers inherited from the parent
 
 
+class _Conn:
+    """One end of a pair of pipes: whole pickled messages, each behind its length."""
+
+    def __init__(self, rfd: int, wfd: int) -> None:
+        self.rfd, self.wfd = rfd, wfd
+
+    def fileno(self) -> int:
+        return self.rfd
+
+    def send(self, obj: Any) -> None:
+        import pickle
+
+        data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+        view = memoryview(len(data).to_bytes(8, "little") + data)
+        while view:
+            view = view[os.write(self.wfd, view) :]
+
+    def _read(self, n: int) -> bytes:
+        parts, left = [], n
+        while left:
+            chunk = os.read(self.rfd, min(left, 1 << 20))
+            if not chunk:
+                raise EOFError  # the other end died (before or while sending)
+            parts.append(chunk)
+            left -= len(chunk)
+        return b"".join(parts)
+
+    def recv(self) -> Any:
+        import pickle
+
+        return pickle.loads(self._read(int.from_bytes(self._read(8), "little")))
+
+    def close(self) -> None:
+        for fd in (self.rfd, self.wfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 class _Worker:
-    def __init__(self, ctx, func) -> None:
-        parent, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_child, args=(child, func), daemon=True)
-        self.proc.start()
-        child.close()  # only the child holds its end: its death reads as EOF here
-        self.conn = parent
+    """A forked child (``os.fork``: no ``multiprocessing``, whose import alone costs more
+    than a small run's analysis) reading tasks from one pipe, answering on another."""
+
+    def __init__(self, func) -> None:
+        to_child = os.pipe()
+        to_parent = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            for fd in to_child + to_parent:
+                os.close(fd)
+            raise
+        if pid == 0:  # the child: never returns
+            try:
+                os.close(to_child[1])
+                os.close(to_parent[0])
+                _child(_Conn(to_child[0], to_parent[1]), func)
+            finally:
+                os._exit(0)
+        os.close(to_child[0])
+        os.close(to_parent[1])
+        self.pid = pid
+        self.status: int | None = None  # the wait status, once reaped
+        self.conn = _Conn(to_parent[0], to_child[1])  # the child's death reads as EOF here
         self.index: int | None = None
         self.started = self.deadline = 0.0
 
@@ -146,26 +204,40 @@ class _Worker:
         self.deadline = self.started + timeout if timeout else float("inf")
         self.conn.send((index, task, memory))
 
-    def stop(self, kill: bool = False) -> None:
-        if kill:
+    def _reap(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` seconds (None: for ever) for the child to end."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.status is None:
             try:
-                self.proc.kill()
-            except (OSError, AttributeError):
-                pass
-        else:
+                pid, status = os.waitpid(self.pid, 0 if end is None else os.WNOHANG)
+            except ChildProcessError:
+                self.status = 0
+                break
+            if pid:
+                self.status = status
+                break
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def stop(self, kill: bool = False) -> None:
+        if not kill:
             try:
                 self.conn.send(None)
             except OSError:
                 pass
-        self.proc.join(timeout=None if kill else 5)
-        if self.proc.is_alive():
-            self.proc.kill()
-            self.proc.join()
+        if kill or not self._reap(5):
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self._reap(None)
         self.conn.close()
 
     def death(self, memory: int | None) -> str:
-        self.proc.join(timeout=5)
-        code = self.proc.exitcode
+        self._reap(5)
+        code = None if self.status is None else os.waitstatus_to_exitcode(self.status)
         if code is not None and code < 0:
             try:
                 name = signal.Signals(-code).name
@@ -192,6 +264,17 @@ def _seconds(t: float) -> str:
     return f"{t:g} s"
 
 
+def _wait(conns: list[_Conn], timeout: float | None) -> list[_Conn]:
+    """The connections with something to read (a message, or EOF: a death)."""
+    import select
+
+    while True:
+        try:
+            return select.select(conns, [], [], timeout)[0]
+        except InterruptedError:  # pragma: no cover - PEP 475 retries; a handler may raise
+            continue
+
+
 def run_bounded(
     tasks: Sequence[Any],
     func: Callable[[Any], Any],
@@ -203,13 +286,8 @@ def run_bounded(
     """``func(task)`` for every task in at most ``workers`` forked children; a task whose
     child dies, overruns ``bounds(task)[0]`` seconds or exceeds ``bounds(task)[1]`` bytes
     gets ``stopped(task, reason)`` instead.  Raises :class:`Unavailable` without fork."""
-    import multiprocessing
-
-    try:
-        ctx = multiprocessing.get_context("fork")
-    except ValueError as exc:
-        raise Unavailable(str(exc)) from exc
-    from multiprocessing.connection import wait
+    if not hasattr(os, "fork"):
+        raise Unavailable("no fork on this platform")
 
     total = len(tasks)
     results: list[Any] = [None] * total
@@ -230,14 +308,14 @@ def run_bounded(
     try:
         try:
             for _ in range(max(1, min(workers, total))):
-                pool.append(_Worker(ctx, func))
+                pool.append(_Worker(func))
         except OSError as exc:
             if not pool:
                 raise Unavailable(str(exc)) from exc
         while pending or any(w is not None and w.index is not None for w in pool):
             for i, w in enumerate(pool):
                 if pending and w is None:
-                    w = pool[i] = _Worker(ctx, func)
+                    w = pool[i] = _Worker(func)
                 if w is not None and w.index is None and pending:
                     k = pending.popleft()
                     timeout, memory = bounds(tasks[k])
@@ -255,7 +333,7 @@ def run_bounded(
             busy = [w for w in pool if w is not None and w.index is not None]
             now = time.monotonic()
             wait_for = max(0.0, min(w.deadline for w in busy) - now)
-            ready = wait([w.conn for w in busy], None if wait_for == float("inf") else wait_for)
+            ready = _wait([w.conn for w in busy], None if wait_for == float("inf") else wait_for)
             now = time.monotonic()
             for i, w in enumerate(pool):
                 if w is None or w.index is None:

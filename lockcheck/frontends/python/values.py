@@ -5,7 +5,6 @@ environment, ``sys.argv``, ``self.X``)."""
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
 import os
 import re
@@ -15,6 +14,7 @@ from ...model import (
     Part,
     PartKind,
     PathExpr,
+    replace,
 )
 
 WORK_BUDGET = 4000  # resolution steps for one path or pid (call-site fan-out is bounded)
@@ -297,7 +297,7 @@ class Values:
                 continue
             self._keep.append(it)
             for v in var[1]:
-                cp = dataclasses.replace(it, path=v)
+                cp = replace(it, path=v)
                 if id(it) in self._acq_nodes:
                     self._acq_nodes[id(cp)] = self._acq_nodes[id(it)]
                 out.append(cp)

@@ -1,0 +1,93 @@
+"""What a one-file scan pays for before it analyses anything (issue #11: a pre-commit run on
+one job script is a process start per file).  Timings live in ``bench/``; these tests pin
+the structure: the worker is forked without ``multiprocessing``, the grammar is loaded
+without its package's ``importlib.resources``, and the bounds still hold for a single file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parent.parent / "bench" / "samples" / "nightly-report.py"
+HEAVY = ("multiprocessing", "importlib.resources")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCKCHECK_")}
+    env.update(extra)
+    return env
+
+
+def _scan_in_child(path: Path, env: dict[str, str]) -> tuple[str, str]:
+    code = textwrap.dedent(
+        f"""\
+        import sys
+        from lockcheck.cli import main
+        status = main(["scan", "--isolated", "--output-format", "concise", {str(path)!r}])
+        print("STATUS", status, sorted(m for m in sys.modules if m in {HEAVY!r}))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    *report, last = proc.stdout.splitlines()
+    return "\n".join(report), last
+
+
+def test_a_one_file_scan_imports_neither_multiprocessing_nor_importlib_resources():
+    report, last = _scan_in_child(SAMPLE, _env())
+    assert last == "STATUS 0 []", (report, last)
+
+
+def test_analysing_a_python_file_does_not_import_importlib_resources():
+    # the grammar's package imports it for its query files, which lockcheck never reads
+    code = textwrap.dedent(
+        f"""\
+        import sys
+        from lockcheck.engine import analyze_text
+        _facts, findings = analyze_text("job.py", open({str(SAMPLE)!r}).read(), "python")
+        print(len(_facts.acquires), "importlib.resources" in sys.modules)
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "False"]
+
+
+def test_a_one_file_scan_finds_the_same_as_before(tmp_path):
+    job = tmp_path / "job.py"
+    job.write_text(
+        "import fcntl, os, sys\n"
+        'LOCK = "/tmp/nightly.lock"\n'
+        'fh = open(LOCK, "w")\n'
+        "try:\n"
+        "    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "except OSError:\n"
+        "    sys.exit(0)\n"
+        "os.remove(LOCK)\n"
+    )
+    report, last = _scan_in_child(job, _env())
+    assert last == "STATUS 1 []", (report, last)
+    assert f"{job}:8:1: LCK201" in report or "job.py:8:1: LCK201" in report, report
+
+
+def test_a_single_file_that_crashes_its_worker_is_one_lck000(tmp_path):
+    # the one file of the run is still analysed in a forked child: its crash is reported
+    job = tmp_path / "crash.py"
+    job.write_text("import fcntl\nfcntl.flock(open('/tmp/x.lock', 'w'), fcntl.LOCK_EX)\n")
+    report, last = _scan_in_child(job, _env(LOCKCHECK_TEST_WORKER_FAULT="crash:crash.py"))
+    assert last.startswith("STATUS 1 "), (report, last)
+    assert "crash.py:1:1: LCK000 (warning) analysis stopped: the analysis crashed (SIGSEGV)" in (
+        report
+    )
