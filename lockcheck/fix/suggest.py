@@ -1060,10 +1060,16 @@ class _Python:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return
         _safe_breaker_drops(self.facts, self)
+        for k in self.facts.kills:
+            if k.suggestion is None:
+                k.suggestion = self._takeover(k)
         for acq in self.facts.acquires:
             if acq.suggestion is None and acq.kind is LockKind.EXISTENCE:
                 if acq.check_then_create:
-                    acq.suggestion = self._test_then_create(acq)
+                    # `if P.exists(): os.kill(old, SIGTERM)`, then P written: the take-over's
+                    # rewrite is this lock's too (a second rewrite of the same lines would keep
+                    # the kill in the busy branch)
+                    acq.suggestion = self._takeover_of(acq) or self._test_then_create(acq)
                 else:
                     acq.suggestion = self._guard(acq)
             if acq.placement_suggestion is None:
@@ -1071,14 +1077,18 @@ class _Python:
         for hook in self.facts.hooks:
             if hook.move_fix is None:
                 hook.move_fix = self._move_hook(hook)
-        for k in self.facts.kills:
-            if k.suggestion is None:
-                k.suggestion = self._takeover(k)
         _safe_drop_rewrites(self.facts, self)
         _advice_fields(self.facts, self.code)
         self._drop_unused_imports()
 
     # -- LCK108: a take-over of a PID file --------------------------------------------
+    def _takeover_of(self, acq: Acquire) -> FixTemplate | None:
+        """The take-over rewrite of the kill whose PID file is the lock ``acq`` creates."""
+        for k in self.facts.kills:
+            if k.suggestion is not None and same_path(k.pid_file, acq.path):
+                return k.suggestion
+        return None
+
     def _takeover(self, k) -> FixTemplate | None:
         """``if P.exists(): <read the PID>; <say so>; os.kill(old, SIGTERM)``, then the
         holder's PID written to P (stop the old run, then go on): the ``if`` becomes a flock
