@@ -1,0 +1,56 @@
+"""Shell recall on the dev half of blind set E (issue #12/#14, session 10): each construct in a
+realistic script and in several spellings, beside the correct spelling that must stay quiet."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+
+def findings(cli, tmp_path, src: str, name: str = "job.sh") -> set[tuple[str, int]]:
+    (tmp_path / name).write_text(textwrap.dedent(src).lstrip("\n"))
+    status, out, err = cli("scan", "--isolated", "--select", "ALL", "--output-format", "json", name)
+    assert status in (0, 1), err
+    return {(f["code"], f["location"]["row"]) for f in json.loads(out)}
+
+
+def codes(found: set[tuple[str, int]], code: str) -> set[int]:
+    return {line for c, line in found if c == code}
+
+
+# ------------------------------- s6-overlay's `with-contenv` runs the shell named after it
+
+CONTAINER_JOB = """
+    {SHEBANG}
+    (
+      flock -n 200 || exit 1
+      rclone sync /data "$SYNC_DESTINATION:/backup"
+    ) 200>{LOCK}
+    """
+
+CHAIN_LOADED = [
+    "#!/usr/bin/with-contenv sh",
+    "#!/usr/bin/with-contenv bash",
+    "#!/command/with-contenv bash",
+    "#!/usr/bin/with-contenv /bin/sh",
+]
+
+
+@pytest.mark.parametrize("shebang", CHAIN_LOADED)
+def test_a_with_contenv_shell_script_is_read_as_shell(cli, tmp_path, shebang):
+    src = CONTAINER_JOB.replace("{SHEBANG}", shebang).replace("{LOCK}", "/var/lock/rclone.lock")
+    assert codes(findings(cli, tmp_path, src), "LCK502") == {5}
+
+
+@pytest.mark.parametrize("shebang", CHAIN_LOADED)
+def test_a_with_contenv_shell_script_with_a_private_lock_stays_quiet(cli, tmp_path, shebang):
+    src = CONTAINER_JOB.replace("{SHEBANG}", shebang).replace("{LOCK}", "/config/rclone.lock")
+    assert findings(cli, tmp_path, src) == set()
+
+
+@pytest.mark.parametrize("shebang", ["#!/usr/bin/with-contenv perl", "#!/usr/bin/with-contenv"])
+def test_with_contenv_running_another_interpreter_is_not_read(cli, tmp_path, shebang):
+    src = CONTAINER_JOB.replace("{SHEBANG}", shebang).replace("{LOCK}", "/var/lock/rclone.lock")
+    assert findings(cli, tmp_path, src) == set()
