@@ -54,3 +54,56 @@ def test_a_with_contenv_shell_script_with_a_private_lock_stays_quiet(cli, tmp_pa
 def test_with_contenv_running_another_interpreter_is_not_read(cli, tmp_path, shebang):
     src = CONTAINER_JOB.replace("{SHEBANG}", shebang).replace("{LOCK}", "/var/lock/rclone.lock")
     assert findings(cli, tmp_path, src) == set()
+
+
+# ------------------- the acquire's status tested by the script's last statement (LCK401)
+
+SAVED_STATUS = """
+    #!/bin/bash
+    LOCK="$HOME/.cache/owl-settings"
+    trap 'lockfile-remove "$LOCK"; rmdir "$LOCK.d" 2>/dev/null' EXIT
+    {ACQUIRE}
+    {TEST}
+    then
+      write_settings
+    else
+      {BUSY}
+    fi
+    """
+
+STATUS_TESTS = [
+    ('lockfile-create "$LOCK" -r 0', "LOCKED=$?\nif [[ $LOCKED -eq 0 ]]"),
+    ('lockfile-create "$LOCK" -r 0', "if [ $? -eq 0 ]"),
+    ('mkdir "$LOCK.d"', 'rc=$?\necho "mkdir: $rc"\nif [ "$rc" = 0 ]'),
+    ('mkdir "$LOCK.d" 2>/dev/null', "status=$?\nif (( status == 0 ))"),
+]
+
+
+def _saved(acquire: str, test: str, busy: str) -> tuple[str, int]:
+    lines = "\n    ".join(test.split("\n"))
+    src = SAVED_STATUS.replace("{ACQUIRE}", acquire).replace("{TEST}", lines)
+    src = src.replace("{BUSY}", busy)
+    row = textwrap.dedent(src).lstrip("\n").splitlines().index("  " + busy) + 1
+    return src, row
+
+
+@pytest.mark.parametrize(("acquire", "test"), STATUS_TESTS)
+def test_a_busy_else_that_ends_the_script_after_an_echo_is_a_silent_skip(
+    cli, tmp_path, acquire, test
+):
+    src, row = _saved(acquire, test, 'echo "Locked, not writing"')
+    assert codes(findings(cli, tmp_path, src), "LCK401") == {row}
+
+
+@pytest.mark.parametrize(("acquire", "test"), STATUS_TESTS)
+@pytest.mark.parametrize("busy", ['echo "busy" >> "$HOME/owl.log"', "exit 75"])
+def test_a_busy_else_that_records_or_exits_75_stays_quiet(cli, tmp_path, acquire, test, busy):
+    src, _row = _saved(acquire, test, busy)
+    assert codes(findings(cli, tmp_path, src), "LCK401") == set()
+
+
+@pytest.mark.parametrize(("acquire", "test"), STATUS_TESTS)
+def test_a_busy_else_followed_by_more_work_is_no_silent_skip_yet(cli, tmp_path, acquire, test):
+    src, _row = _saved(acquire, test, 'echo "Locked, not writing"')
+    src += "    exit 3\n"
+    assert codes(findings(cli, tmp_path, src), "LCK401") == set()

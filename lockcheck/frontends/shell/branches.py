@@ -426,6 +426,8 @@ class Branches:
             # `(( rc == 75 ))`: a bare name inside arithmetic
             pat += r"|\(\(.*\b" + re.escape(var) + r"\b.*\)\)"
         fr = self.frames[-1] if self.frames else None
+        # the test is the sequence's last statement: what follows it is what follows the sequence
+        ends = pos.seq_tail and not rest
         if nxt.type == "if_statement":
             conds, body, other = self._if_parts(nxt)
             ctext = " ".join(_txt(c) for c in conds)
@@ -434,12 +436,12 @@ class Branches:
             failing = self._status_test_true_when_failed(ctext)
             if failing is None:
                 return None
-            then_b = Branch([(c, False) for c in body], 0, tail=pos.tail and not rest, frame=fr)
+            then_b = Branch([(c, False) for c in body], 0, tail=ends, frame=fr)
             els = self._else_stmts(other)
             else_b = (
-                Branch(els, 1, tail=pos.tail and not rest, frame=fr)
+                Branch(els, 1, tail=ends, frame=fr)
                 if els is not None
-                else Branch(rest, 0, fallthrough=True, tail=pos.tail and not rest, frame=fr)
+                else Branch(rest, 0, fallthrough=True, tail=ends, frame=fr)
             )
             if failing:
                 return Pos(tested=True, on_fail=then_b, on_success=else_b)
@@ -450,13 +452,13 @@ class Branches:
                 failing = self._status_test_true_when_failed(_txt(kids[0]))
                 if failing is None:
                     return None
-                rb = Branch([(kids[2], False)], 0, tail=pos.tail and not rest, frame=fr)
+                rb = Branch([(kids[2], False)], 0, tail=ends, frame=fr)
                 if (kids[1].type == "&&") == failing:
                     return Pos(tested=True, on_fail=rb)
                 return Pos(
                     tested=True,
                     on_success=rb,
-                    on_fail=Branch(rest, 0, fallthrough=True, tail=pos.tail and not rest),
+                    on_fail=Branch(rest, 0, fallthrough=True, tail=ends),
                 )
         return None
 

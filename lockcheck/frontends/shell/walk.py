@@ -60,7 +60,12 @@ class Walk:
         while i < n:
             node, bg = stmts[i]
             rest = Rest(stmts, i + 1)
-            pos = Pos(tail=tail and i == n - 1, rest=rest, background="&" if bg else None)
+            pos = Pos(
+                tail=tail and i == n - 1,
+                rest=rest,
+                background="&" if bg else None,
+                seq_tail=tail,
+            )
             if bg:
                 self.cond_depth += 1
             if not self.frames and self.offmap is None and self.cond_depth == 0:
