@@ -107,3 +107,65 @@ def test_a_busy_else_followed_by_more_work_is_no_silent_skip_yet(cli, tmp_path, 
     src, _row = _saved(acquire, test, 'echo "Locked, not writing"')
     src += "    exit 3\n"
     assert codes(findings(cli, tmp_path, src), "LCK401") == set()
+
+
+# ------------- a process listing searched for the stored PID, its output counted (LCK105/106)
+
+PID_LOCK = """
+    #!/bin/bash
+    lockfile="$HOME/.cache/autodl.pid"
+    if [ -e "$lockfile" ]; then
+        old_pid=$(cat "$lockfile")
+        {LOOKUP}
+        if {DEAD}; then
+            echo "stale lock"
+            rm -f "$lockfile"
+        else
+            echo "still running" >> "$HOME/autodl.log"
+            exit 75
+        fi
+    fi
+    echo -n "$$" > "$lockfile"
+    trap 'rm -f "$lockfile"' EXIT
+    download_all
+    """
+
+LOOKUPS = [
+    ("is_running=$(ps -Ao pid | grep -w $old_pid | wc -l)", '[ "$is_running" -eq 0 ]'),
+    ('n=$(ps -e -o pid= | grep -c "^ *${old_pid}$")', "[[ $n == 0 ]]"),
+    ('RUNNING=$(ps aux | grep -w "$old_pid" | grep -v grep | wc -l)', "! [ $RUNNING -ge 1 ]"),
+    ('ACTIVE=$(ps -ef | grep -w "$old_pid" | grep -v grep)', '[ -z "$ACTIVE" ]'),
+]
+
+
+def _pid_lock(lookup: str, dead: str) -> str:
+    return PID_LOCK.replace("{LOOKUP}", lookup).replace("{DEAD}", dead)
+
+
+@pytest.mark.parametrize(("lookup", "dead"), LOOKUPS)
+def test_a_listing_searched_for_the_stored_pid_decides_the_takeover(cli, tmp_path, lookup, dead):
+    found = findings(cli, tmp_path, _pid_lock(lookup, dead))
+    assert codes(found, "LCK105") == {5}
+    assert codes(found, "LCK106") == {8}
+
+
+@pytest.mark.parametrize(("lookup", "dead"), LOOKUPS)
+def test_a_listing_searched_for_this_run_s_own_pid_is_no_liveness_test(cli, tmp_path, lookup, dead):
+    src = _pid_lock(lookup.replace("old_pid", "$"), dead)
+    found = findings(cli, tmp_path, src)
+    assert codes(found, "LCK105") == codes(found, "LCK106") == set()
+
+
+@pytest.mark.parametrize(("lookup", "dead"), LOOKUPS)
+def test_a_count_that_only_reports_is_not_flagged(cli, tmp_path, lookup, dead):
+    src = f"""
+    #!/bin/bash
+    old_pid=$(cat /run/autodl.pid)
+    {lookup}
+    if {dead}; then
+        echo "autodl is not running"
+    else
+        echo "autodl is running"
+    fi
+    """
+    assert codes(findings(cli, tmp_path, src), "LCK105") == set()

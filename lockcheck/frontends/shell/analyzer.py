@@ -34,7 +34,9 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.env: dict[str, tuple[Part, ...] | None] = {}
         self.cmdvars: dict[str, str] = {}  # VAR -> command it names (FLOCK=$(command -v flock))
         self.pidvars: dict[str, PathExpr | None] = {}  # pid var -> file it was read from
-        self.live_vars: dict[str, tuple] = {}  # var -> (ps command, pid file) of its output
+        self.live_vars: dict[
+            str, tuple
+        ] = {}  # var -> (ps command, pid file, counted) of its output
         self.fdvars: set[str] = set()
         self.fds: dict[str, FdInfo] = {}
         self.set_e = False

@@ -327,6 +327,7 @@ class Files:
         found = [(o, self.resolve(a), a, neg) for o, a, neg in ops]
         for o, a, neg in ops:
             self._liveness_var_test(node, o, a, neg, pos)
+        self.liveness_count_test(node, txt, txt.lstrip("[ ").startswith("!"), pos)
         self._file_test(node, found, txt, pos, negated)
 
     def bracket_test(self, cmd, args, pos: Pos) -> None:
@@ -341,6 +342,7 @@ class Files:
             elif s in ("-z", "-n") and i + 1 < len(args):
                 inner = (argt[i - 1] == "!") if i > 0 else False
                 self._liveness_var_test(cmd, s, args[i + 1], inner, pos)
+        self.liveness_count_test(cmd, " ".join(argt), "!" in argt[:1], pos)
         self._file_test(cmd, found, txt, pos, neg)
 
     def _file_test(self, node, found, txt: str, pos: Pos, negated: bool) -> None:
