@@ -169,3 +169,77 @@ def test_a_count_that_only_reports_is_not_flagged(cli, tmp_path, lookup, dead):
     fi
     """
     assert codes(findings(cli, tmp_path, src), "LCK105") == set()
+
+
+# ------------- a lock helper whose lock run ends holding the lock: `-u` is another run (LCK202)
+
+HELPER_CASE = """
+    #!/bin/bash
+    lockfile="$2"
+    case "$1" in
+    -l)
+        if [ -e "$lockfile" ]; then
+            echo "lock file already exists" >&2
+            exit 1
+        fi
+        {CREATE}
+        {AFTER}
+        ;;
+    -u)
+        rm -f "$lockfile"
+        ;;
+    esac
+    """
+
+HELPER_IF = """
+    #!/bin/sh
+    action=lock
+    [ "$1" = "-u" ] && action=unlock
+    lockfile="$HOME/.cache/jobs/$2.lock"
+    if [ "$action" = "lock" ]; then
+        [ -f "$lockfile" ] && exit 1
+        {CREATE}
+        {AFTER}
+    else
+        if ! rm -f "$lockfile"; then
+            exit 1
+        fi
+        exit 0
+    fi
+    """
+
+CREATES = ['echo -n "$pid" > "$lockfile"', 'touch "$lockfile"', 'echo $PPID >"$lockfile"']
+AFTERS = [
+    'if [ -e "$lockfile" ]; then\n    echo "Done."\n    exit 0\nelse\n    exit 1\nfi',
+    'echo "locked"',
+    "exit 0",
+    '[ -e "$lockfile" ] && echo "Done." >&2',
+]
+
+
+def _helper(template: str, create: str, after: str) -> tuple[str, int]:
+    indent = "        "
+    src = template.replace("{CREATE}", create)
+    src = src.replace("{AFTER}", ("\n" + indent).join(after.split("\n")))
+    row = textwrap.dedent(src).lstrip("\n").splitlines().index(indent[4:] + create) + 1
+    return src, row
+
+
+@pytest.mark.parametrize("template", [HELPER_CASE, HELPER_IF], ids=["case", "if"])
+@pytest.mark.parametrize("create", CREATES)
+@pytest.mark.parametrize("after", AFTERS)
+def test_a_lock_run_that_ends_holding_the_lock_hands_it_on(cli, tmp_path, template, create, after):
+    src, row = _helper(template, create, after)
+    found = findings(cli, tmp_path, src)
+    assert codes(found, "LCK103") == {row}
+    assert codes(found, "LCK202") == set()
+
+
+@pytest.mark.parametrize("template", [HELPER_CASE, HELPER_IF], ids=["case", "if"])
+@pytest.mark.parametrize("create", CREATES)
+@pytest.mark.parametrize("work", ["rsync -a src/ dst/", 'run_job "$lockfile"'])
+def test_work_after_the_create_is_judged_in_that_run(cli, tmp_path, template, create, work):
+    src, row = _helper(template, create, work + '\nrm -f "$lockfile"')
+    found = findings(cli, tmp_path, src)
+    assert codes(found, "LCK103") == {row}
+    assert codes(found, "LCK202") == {row}

@@ -89,6 +89,8 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self._trap_dquoted = False
         self.subshells: list[Pos] = []
         self.acq_top: list = []
+        self.cur_stmt = None  # the innermost statement being walked
+        self.handed_off: set[int] = set()  # id() of acquires after which the run just ends
         self.cte_acqs: list[int] = []
         self.trap_keys: set[str] = set()
         self.trap_span: Span | None = None
@@ -232,6 +234,8 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.acq_order.append(self.order)
         self.acq_keys.append(acq.path.key() if acq.path else "")
         self.acq_top.append(self.top_stmt if self.offmap is None else None)
+        if self.offmap is None and self.cur_stmt is not None and self.ends_holding(self.cur_stmt):
+            self.handed_off.add(id(acq))
         return idx
 
     def in_init_action(self) -> str | None:

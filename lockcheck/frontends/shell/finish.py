@@ -154,7 +154,9 @@ class Finish:
             a.released = any(_covers(k, key) for k in removed_keys)
             a.release_on_every_exit = True
             if a.released:
-                a.release_on_every_exit = self._released_on_exit(i, key)
+                # a run that ends right after creating the lock hands it on: the removal is
+                # another run's (`lock.sh -l` / `lock.sh -u`), like a separate stop action's
+                a.release_on_every_exit = id(a) in self.handed_off or self._released_on_exit(i, key)
             if self.facts.init_script and a.busy is None and "pid" in key.lower():
                 a.service_record = True
         # hooks

@@ -70,6 +70,7 @@ class Walk:
                 self.cond_depth += 1
             if not self.frames and self.offmap is None and self.cond_depth == 0:
                 self.top_stmt = node
+            self.cur_stmt = node
             self.stmt(node, pos)
             if bg:
                 self.cond_depth -= 1
