@@ -243,3 +243,87 @@ def test_work_after_the_create_is_judged_in_that_run(cli, tmp_path, template, cr
     found = findings(cli, tmp_path, src)
     assert codes(found, "LCK103") == {row}
     assert codes(found, "LCK202") == {row}
+
+
+# ------- a flock file tested first and removed after the run: an existence lock too (LCK103/401)
+
+TESTED_FLOCK = {
+    "subshell": """
+        #!/usr/bin/env bash
+        DIR="$HOME/deploy"
+        LOCKPATH=$DIR/deploy.lock
+        if [ -f $LOCKPATH ]; then
+            echo 'Deployment is locked. Remove file '$LOCKPATH' to release the lock.'
+        else
+            (
+                flock -x -n 200
+                git pull
+            ) 200>$LOCKPATH
+            {REMOVE}
+        fi
+        """,
+    "exec": """
+        #!/bin/bash
+        LOCKPATH="$HOME/.cache/deploy.lock"
+        [ -e "$LOCKPATH" ] && { echo "busy"; exit 0; }
+        exec 9>"$LOCKPATH"
+        flock -n 9 || exit 1
+        git pull
+        {REMOVE}
+        """,
+    "group": """
+        #!/bin/sh
+        LOCKPATH=$HOME/.cache/deploy.lock
+        if test -f $LOCKPATH; then
+            echo "locked"
+            exit
+        fi
+        {
+            flock 9
+            git pull
+        } 9>>$LOCKPATH
+        {REMOVE}
+        """,
+}
+# (the busy line, the creating line) of each
+TESTED_FLOCK_ROWS = {"subshell": (5, 10), "exec": (3, 4), "group": (5, 10)}
+
+
+@pytest.mark.parametrize("form", sorted(TESTED_FLOCK))
+@pytest.mark.parametrize("remove", ["rm -f $LOCKPATH", 'rm "$LOCKPATH"', "unlink $LOCKPATH"])
+def test_a_tested_flock_file_removed_after_the_run_is_an_existence_lock(
+    cli, tmp_path, form, remove
+):
+    found = findings(cli, tmp_path, TESTED_FLOCK[form].replace("{REMOVE}", remove))
+    busy, made = TESTED_FLOCK_ROWS[form]
+    assert codes(found, "LCK401") == {busy}
+    assert codes(found, "LCK103") == {made}
+    assert codes(found, "LCK201")  # the flock file removed, as before
+
+
+@pytest.mark.parametrize("form", sorted(TESTED_FLOCK))
+def test_a_tested_flock_file_that_is_kept_is_a_pre_created_flock_file(cli, tmp_path, form):
+    found = findings(cli, tmp_path, TESTED_FLOCK[form].replace("{REMOVE}", "echo done"))
+    assert codes(found, "LCK103") == codes(found, "LCK401") == codes(found, "LCK202") == set()
+
+
+def test_a_flock_file_removed_only_as_stale_before_it_is_made_is_no_existence_lock(cli, tmp_path):
+    src = """
+    #!/bin/bash
+    LOCKFILE="$HOME/.cache/weather.lock"
+    if [[ -f "$LOCKFILE" ]]; then
+        if ! flock -n "$LOCKFILE" true; then
+            echo "Script already running! Exiting."
+            exit 1
+        else
+            rm -f "$LOCKFILE"
+        fi
+    fi
+    (
+        flock -n 9 || exit 1
+        fetch_weather
+    ) 9>"$LOCKFILE"
+    """
+    found = findings(cli, tmp_path, src)
+    assert codes(found, "LCK103") == codes(found, "LCK202") == set()
+    assert codes(found, "LCK201") == {8}

@@ -91,6 +91,7 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.acq_top: list = []
         self.cur_stmt = None  # the innermost statement being walked
         self.handed_off: set[int] = set()  # id() of acquires after which the run just ends
+        self.made_at: dict[int, int] = {}  # id() of a test-then-create acquire -> its creation
         self.cte_acqs: list[int] = []
         self.trap_keys: set[str] = set()
         self.trap_span: Span | None = None

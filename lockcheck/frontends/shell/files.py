@@ -229,8 +229,13 @@ class Files:
         self.facts.created.append(path)
         if not guard:
             return
-        # check-then-create: a test of this path that leads to a skip/exit came before (a
-        # directory test `-d` guards only a directory's creation, `[ -d D ] && exit; mkdir D`)
+        if not self.check_then_create(path, node, directory):
+            self.pid_file_acquire(path, node, path.key())
+
+    def check_then_create(self, path: PathExpr, node, directory: bool = False) -> bool:
+        """A creation of ``path`` that a test of it leading to a skip/exit came before (a
+        directory test `-d` guards only a directory's creation, `[ -d D ] && exit; mkdir D`):
+        the acquire of a test-then-create lock.  True when it is one."""
         key = path.key()
         for c in self.cte:
             tkey, tnode, order, done = c[0], c[1], c[2], c[3]
@@ -256,8 +261,9 @@ class Files:
                     self.held.append(idx)
                     self.cte_acqs.append(idx)
                     self.acq_order[idx] = order  # the busy branch runs at the test
-                return
-        self.pid_file_acquire(path, node, key)
+                    self.made_at[id(acq)] = self.order
+                return True
+        return False
 
     def pid_file_acquire(self, path: PathExpr, node, key: str) -> None:
         """`kill -0 "$(cat F)" && exit 1` (or a `while kill -0 ...` wait), then `echo $$ > F`:

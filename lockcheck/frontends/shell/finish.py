@@ -125,7 +125,10 @@ class Finish:
                 k = a.path.key() if a.path else ""
                 # a marker removed only by a signal trap (a build stamp cleared on abort) is
                 # never removed by a run that ends normally: a run-once marker, not a lock
-                if k in flocked:
+                # ... but a flock file whose name is removed again after it is made is an
+                # existence lock as well (`[ -f L ] && exit; ( flock 9; ... ) 9>L; rm -f L`)
+                made = self.made_at.get(id(a), self.acq_order[i])
+                if k in flocked and not self._removed_after(k, made):
                     continue
                 if not self._removed_after(k, self.acq_order[i]) and not (
                     lockish_text(k.rsplit("/", 1)[-1]) and self._busy_fails(a)

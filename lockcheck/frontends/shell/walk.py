@@ -513,6 +513,8 @@ class Walk:
                 path = self.resolve(dest)
                 self.fds[fd] = FdInfo(path, self.span(r), op in (">", ">|"))
                 opened.append(fd)
+                if op in (">", ">|", ">>", "<>"):
+                    self.check_then_create(path, r)  # `( flock -n 9; ... ) 9>L`, as exec's
         for r in redirects:
             self.check_write_redirect(r, Pos())
         stmts = self.statements(node)
