@@ -235,7 +235,14 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.acq_order.append(self.order)
         self.acq_keys.append(acq.path.key() if acq.path else "")
         self.acq_top.append(self.top_stmt if self.offmap is None else None)
-        if self.offmap is None and self.cur_stmt is not None and self.ends_holding(self.cur_stmt):
+        stmt = self.cur_stmt
+        if (
+            self.offmap is None
+            and stmt is not None
+            and self._c(stmt.start_byte) <= acq.span.start < self._c(stmt.end_byte)
+            and self.ends_holding(stmt)
+        ):
+            # (an acquire made after the walk, by the final passes, is no statement's)
             self.handed_off.add(id(acq))
         return idx
 
