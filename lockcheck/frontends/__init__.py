@@ -25,6 +25,9 @@ _SHEBANG = re.compile(rb"^#!\s*(\S+)(?:\s+(?:-\S+\s+)*(\S+))?")
 SHELLS = {"sh", "bash", "dash", "ksh", "mksh", "ash", "busybox"}
 JAVASCRIPT_RUNNERS = {"node", "nodejs", "deno", "bun", "ts-node", "tsx"}
 POWERSHELLS = {"pwsh", "powershell", "pwsh-preview"}
+# programs that set up the environment and then run the interpreter named after them, like env:
+# s6-overlay's `#!/usr/bin/with-contenv bash` (`/command/with-contenv` in s6-overlay v3)
+CHAIN_LOADERS = {"env", "with-contenv"}
 
 
 def _shebang_language(head: bytes) -> str | None:
@@ -34,7 +37,7 @@ def _shebang_language(head: bytes) -> str | None:
     if not m:
         return None
     prog = m.group(1).rsplit(b"/", 1)[-1].decode("latin-1")
-    if prog == "env":
+    if prog in CHAIN_LOADERS:
         words = head.split(b"\n", 1)[0][2:].split()[1:]
         words = [w for w in words if not w.startswith(b"-") and b"=" not in w]
         if not words:

@@ -34,7 +34,9 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.env: dict[str, tuple[Part, ...] | None] = {}
         self.cmdvars: dict[str, str] = {}  # VAR -> command it names (FLOCK=$(command -v flock))
         self.pidvars: dict[str, PathExpr | None] = {}  # pid var -> file it was read from
-        self.live_vars: dict[str, tuple] = {}  # var -> (ps command, pid file) of its output
+        self.live_vars: dict[
+            str, tuple
+        ] = {}  # var -> (ps command, pid file, counted) of its output
         self.fdvars: set[str] = set()
         self.fds: dict[str, FdInfo] = {}
         self.set_e = False
@@ -87,6 +89,9 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self._trap_dquoted = False
         self.subshells: list[Pos] = []
         self.acq_top: list = []
+        self.cur_stmt = None  # the innermost statement being walked
+        self.handed_off: set[int] = set()  # id() of acquires after which the run just ends
+        self.made_at: dict[int, int] = {}  # id() of a test-then-create acquire -> its creation
         self.cte_acqs: list[int] = []
         self.trap_keys: set[str] = set()
         self.trap_span: Span | None = None
@@ -230,6 +235,15 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.acq_order.append(self.order)
         self.acq_keys.append(acq.path.key() if acq.path else "")
         self.acq_top.append(self.top_stmt if self.offmap is None else None)
+        stmt = self.cur_stmt
+        if (
+            self.offmap is None
+            and stmt is not None
+            and self._c(stmt.start_byte) <= acq.span.start < self._c(stmt.end_byte)
+            and self.ends_holding(stmt)
+        ):
+            # (an acquire made after the walk, by the final passes, is no statement's)
+            self.handed_off.add(id(acq))
         return idx
 
     def in_init_action(self) -> str | None:

@@ -426,6 +426,8 @@ class Branches:
             # `(( rc == 75 ))`: a bare name inside arithmetic
             pat += r"|\(\(.*\b" + re.escape(var) + r"\b.*\)\)"
         fr = self.frames[-1] if self.frames else None
+        # the test is the sequence's last statement: what follows it is what follows the sequence
+        ends = pos.seq_tail and not rest
         if nxt.type == "if_statement":
             conds, body, other = self._if_parts(nxt)
             ctext = " ".join(_txt(c) for c in conds)
@@ -434,12 +436,12 @@ class Branches:
             failing = self._status_test_true_when_failed(ctext)
             if failing is None:
                 return None
-            then_b = Branch([(c, False) for c in body], 0, tail=pos.tail and not rest, frame=fr)
+            then_b = Branch([(c, False) for c in body], 0, tail=ends, frame=fr)
             els = self._else_stmts(other)
             else_b = (
-                Branch(els, 1, tail=pos.tail and not rest, frame=fr)
+                Branch(els, 1, tail=ends, frame=fr)
                 if els is not None
-                else Branch(rest, 0, fallthrough=True, tail=pos.tail and not rest, frame=fr)
+                else Branch(rest, 0, fallthrough=True, tail=ends, frame=fr)
             )
             if failing:
                 return Pos(tested=True, on_fail=then_b, on_success=else_b)
@@ -450,13 +452,13 @@ class Branches:
                 failing = self._status_test_true_when_failed(_txt(kids[0]))
                 if failing is None:
                     return None
-                rb = Branch([(kids[2], False)], 0, tail=pos.tail and not rest, frame=fr)
+                rb = Branch([(kids[2], False)], 0, tail=ends, frame=fr)
                 if (kids[1].type == "&&") == failing:
                     return Pos(tested=True, on_fail=rb)
                 return Pos(
                     tested=True,
                     on_success=rb,
-                    on_fail=Branch(rest, 0, fallthrough=True, tail=pos.tail and not rest),
+                    on_fail=Branch(rest, 0, fallthrough=True, tail=ends),
                 )
         return None
 
@@ -519,6 +521,81 @@ class Branches:
         if re.search(r"-eq\s+\"?[1-9]|==?\s*\"?[1-9]", ctext):
             return True
         return None
+
+    # ------------------------------------------------------------------ handing the lock on
+    _QUIET = ZERO_CMDS | {"[", "[[", "test", "sleep"}
+    _BODY_PARENTS = ("program", "if_statement", "elif_clause", "else_clause", "case_item")
+
+    def ends_holding(self, stmt) -> bool:
+        """After this statement (the creation of a lock) the run ends holding the lock: only
+        messages, tests and exits follow it (`touch L; [ -e L ] && exit 0 || exit 1`): a lock
+        helper whose acquire hands the lock to whoever invoked it, released by a separate run
+        (`lock.sh -u`).  Not inside a function (its caller is judged) or a loop."""
+        if stmt.type not in ("command", "redirected_statement", "list"):
+            return False
+        node = stmt
+        while node.parent is not None:
+            parent = node.parent
+            if parent.type not in self._BODY_PARENTS:
+                return False
+            sib = node.next_named_sibling
+            while sib is not None:
+                if sib.type in ("elif_clause", "else_clause", "case_item"):
+                    break  # another branch: not run after this one
+                quiet = self._quiet_or_exits(sib)
+                if quiet is None:
+                    return False
+                if quiet:
+                    return True
+                sib = sib.next_named_sibling
+            if parent.type == "case_item":
+                parent = parent.parent  # the case_statement
+            node = parent.parent if parent.type in ("elif_clause", "else_clause") else parent
+            if node.type == "program":
+                return True  # falls off the end of the script
+        return False
+
+    def _quiet_or_exits(self, node, depth: int = 0) -> bool | None:
+        """True: the statement ends the run (an exit, on every branch); False: it only tests or
+        tells (the run goes on); None: it does other work."""
+        if node.type in STATEMENT_SKIP or node.type == "test_command":
+            return False
+        if node.type == "redirected_statement":
+            body = node.child_by_field_name("body")
+            return None if body is None else self._quiet_or_exits(body, depth)
+        if node.type == "command":
+            name = self.cmd_name(node)
+            if name == "exit":
+                return True
+            return False if name in self._QUIET and "$(" not in _txt(node) else None
+        if node.type in ("list", "negated_command"):
+            # `[ -e L ] && echo ok`: quiet when every part is; an exit in it may not run
+            parts = [self._quiet_or_exits(c, depth) for c in node.named_children]
+            return None if None in parts else False
+        if node.type != "if_statement" or depth > 3:
+            return None
+        conds, body, _other = self._if_parts(node)
+        branches, has_else = [body], False
+        for kid in node.named_children:
+            if kid.type == "elif_clause":
+                more, elif_body, _ = self._if_parts(kid)
+                conds, branches = conds + more, [*branches, elif_body]
+            elif kid.type == "else_clause":
+                has_else = True
+                branches.append([n for n, _ in self.statements(kid)])
+        if any(self._quiet_or_exits(c, depth + 1) is None for c in conds):
+            return None
+        ends = []
+        for stmts in branches:
+            r = False
+            for n in stmts:
+                r = self._quiet_or_exits(n, depth + 1)
+                if r is None:
+                    return None
+                if r:
+                    break
+            ends.append(r)
+        return has_else and all(ends)
 
     def _branch_exits(self, br: Branch) -> bool:
         for n, _ in br.stmts[:20] if br.fallthrough else br.stmts:

@@ -308,6 +308,10 @@ class Commands:
                     unchecked=not (pos.tested or self.set_e),
                 )
                 self.facts.created.append(path)
+                if op in (">", ">|", ">>", "<>"):
+                    # the lock file created after a test of it that skips: judged like
+                    # `touch L` there (a pre-created flock file only when never removed)
+                    self.check_then_create(path, span_node)
                 continue
             if fd in (None, "1", "2") and dest is not None:
                 d = _txt(dest)

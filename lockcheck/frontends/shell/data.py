@@ -146,6 +146,7 @@ class Pos:
     on_success: Branch | None = None
     tail: bool = False
     rest: list = field(default_factory=list)
+    seq_tail: bool = False  # nothing follows the sequence the statement is in (`rest`)
     retry: bool = False  # condition of a retry loop (while ! acquire; do sleep; done)
     background: str | None = None
     negated: bool = False

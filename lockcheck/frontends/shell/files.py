@@ -229,8 +229,13 @@ class Files:
         self.facts.created.append(path)
         if not guard:
             return
-        # check-then-create: a test of this path that leads to a skip/exit came before (a
-        # directory test `-d` guards only a directory's creation, `[ -d D ] && exit; mkdir D`)
+        if not self.check_then_create(path, node, directory):
+            self.pid_file_acquire(path, node, path.key())
+
+    def check_then_create(self, path: PathExpr, node, directory: bool = False) -> bool:
+        """A creation of ``path`` that a test of it leading to a skip/exit came before (a
+        directory test `-d` guards only a directory's creation, `[ -d D ] && exit; mkdir D`):
+        the acquire of a test-then-create lock.  True when it is one."""
         key = path.key()
         for c in self.cte:
             tkey, tnode, order, done = c[0], c[1], c[2], c[3]
@@ -256,8 +261,9 @@ class Files:
                     self.held.append(idx)
                     self.cte_acqs.append(idx)
                     self.acq_order[idx] = order  # the busy branch runs at the test
-                return
-        self.pid_file_acquire(path, node, key)
+                    self.made_at[id(acq)] = self.order
+                return True
+        return False
 
     def pid_file_acquire(self, path: PathExpr, node, key: str) -> None:
         """`kill -0 "$(cat F)" && exit 1` (or a `while kill -0 ...` wait), then `echo $$ > F`:
@@ -327,6 +333,7 @@ class Files:
         found = [(o, self.resolve(a), a, neg) for o, a, neg in ops]
         for o, a, neg in ops:
             self._liveness_var_test(node, o, a, neg, pos)
+        self.liveness_count_test(node, txt, txt.lstrip("[ ").startswith("!"), pos)
         self._file_test(node, found, txt, pos, negated)
 
     def bracket_test(self, cmd, args, pos: Pos) -> None:
@@ -341,6 +348,7 @@ class Files:
             elif s in ("-z", "-n") and i + 1 < len(args):
                 inner = (argt[i - 1] == "!") if i > 0 else False
                 self._liveness_var_test(cmd, s, args[i + 1], inner, pos)
+        self.liveness_count_test(cmd, " ".join(argt), "!" in argt[:1], pos)
         self._file_test(cmd, found, txt, pos, neg)
 
     def _file_test(self, node, found, txt: str, pos: Pos, negated: bool) -> None:

@@ -125,7 +125,10 @@ class Finish:
                 k = a.path.key() if a.path else ""
                 # a marker removed only by a signal trap (a build stamp cleared on abort) is
                 # never removed by a run that ends normally: a run-once marker, not a lock
-                if k in flocked:
+                # ... but a flock file whose name is removed again after it is made is an
+                # existence lock as well (`[ -f L ] && exit; ( flock 9; ... ) 9>L; rm -f L`)
+                made = self.made_at.get(id(a), self.acq_order[i])
+                if k in flocked and not self._removed_after(k, made):
                     continue
                 if not self._removed_after(k, self.acq_order[i]) and not (
                     lockish_text(k.rsplit("/", 1)[-1]) and self._busy_fails(a)
@@ -154,7 +157,9 @@ class Finish:
             a.released = any(_covers(k, key) for k in removed_keys)
             a.release_on_every_exit = True
             if a.released:
-                a.release_on_every_exit = self._released_on_exit(i, key)
+                # a run that ends right after creating the lock hands it on: the removal is
+                # another run's (`lock.sh -l` / `lock.sh -u`), like a separate stop action's
+                a.release_on_every_exit = id(a) in self.handed_off or self._released_on_exit(i, key)
             if self.facts.init_script and a.busy is None and "pid" in key.lower():
                 a.service_record = True
         # hooks

@@ -28,12 +28,23 @@ class Processes:
     """PID files, liveness tests, kills and background children."""
 
     def _liveness_output(self, value):
-        """`ACTIVE=$(ps -p "$PID" -o cmd | grep job)`: (the ps command, the pid file) when the
-        value is the output of a process lookup of a stored PID; tested later with
-        `[ -z "$ACTIVE" ]`, it decides whether the holder lives."""
+        """`ACTIVE=$(ps -p "$PID" -o cmd | grep job)` or `N=$(ps -Ao pid | grep -w $PID | wc -l)`:
+        (the ps command, the pid file, whether the output is a count) when the value is the
+        output of a process lookup of a stored PID; tested later with `[ -z "$ACTIVE" ]` or
+        `[ "$N" -eq 0 ]`, it decides whether the holder lives."""
         stack = [value]
         while stack:
             n = stack.pop()
+            if n.type == "pipeline":
+                cmds = [
+                    c for c in n.named_children if c.type in ("command", "redirected_statement")
+                ]
+                bare = [c.child_by_field_name("body") or c for c in cmds]
+                wc = bare and bare[-1].type == "command" and self.cmd_name(bare[-1]) == "wc"
+                src = self._ps_grep_source(bare[:-1] if wc and self._counts(bare[-1]) else bare)
+                if src is not False:
+                    counted = any(self._counts(c) for c in bare[1:])
+                    return bare[0], src, counted
             if n.type == "command" and self.cmd_name(n) == "ps":
                 args = self.cmd_args(n)
                 argt = [_txt(a) for a in args]
@@ -41,19 +52,46 @@ class Processes:
                     if t in ("-p", "--pid", "-q") and i + 1 < len(args):
                         src = self.pid_file_of(args[i + 1])
                         if src is not False:
-                            return n, src
+                            return n, src, False
                 return None
             stack.extend(n.named_children)
         return None
+
+    def _counts(self, c) -> bool:
+        """`wc -l` / `grep -c`: the output is a number of lines."""
+        if c.type != "command":
+            return False
+        name, argt = self.cmd_name(c), [_txt(a) for a in self.cmd_args(c)]
+        if name == "wc":
+            return argt == ["-l"]
+        return name == "grep" and any(re.fullmatch(r"-\w*c\w*|--count", t) for t in argt)
 
     def _liveness_var_test(self, node, op: str, operand, neg: bool, pos: Pos) -> None:
         """`[ -z "$ACTIVE" ]` / `[ -n "$ACTIVE" ]` of a process lookup's output."""
         m = re.fullmatch(r"\"?\$\{?(\w+)\}?\"?", _txt(operand))
         if m is None or m.group(1) not in self.live_vars or op not in ("-z", "-n"):
             return
-        ps_cmd, src = self.live_vars[m.group(1)]
+        ps_cmd, src, _counted = self.live_vars[m.group(1)]
         # true when the holder is dead: an empty lookup (`-z`), unless negated
         self.liveness_file(ps_cmd, src, pos, True, negated=(op == "-z") != neg)
+
+    # a count compared with 0 or 1: true when no process matched (dead)
+    _COUNT_DEAD = {("-eq", 0), ("=", 0), ("==", 0), ("-lt", 1), ("-le", 0)}
+    _COUNT_ALIVE = {("-ne", 0), ("!=", 0), ("-gt", 0), ("-ge", 1)}
+
+    def liveness_count_test(self, node, txt: str, neg: bool, pos: Pos) -> None:
+        """`[ "$N" -eq 0 ]` / `[[ $N -gt 0 ]]` of a counted process lookup of a stored PID."""
+        m = re.search(
+            r"\"?\$\{?(\w+)\}?\"?\s*(-eq|-ne|-gt|-ge|-lt|-le|==?|!=)\s*\"?(\d+)\"?",
+            txt,
+        )
+        if m is None or m.group(1) not in self.live_vars or not self.live_vars[m.group(1)][2]:
+            return
+        key = (m.group(2), int(m.group(3)))
+        if key not in self._COUNT_DEAD and key not in self._COUNT_ALIVE:
+            return
+        ps_cmd, src, _counted = self.live_vars[m.group(1)]
+        self.liveness_file(ps_cmd, src, pos, True, negated=(key in self._COUNT_DEAD) != neg)
 
     # ------------------------------------------------------------------ processes
     def pid_file_of(self, a) -> PathExpr | None | bool:
@@ -142,22 +180,28 @@ class Processes:
             c.child_by_field_name("body") or c if c.type == "redirected_statement" else c
             for c in cmds
         ]
+        src = self._ps_grep_source(bare)
+        if src is not False:
+            self.liveness_file(node, src, pos, True)
+
+    def _ps_grep_source(self, bare) -> PathExpr | None | bool:
+        """The pid file of `ps ... | grep PID [| grep ...]`, else False."""
         if len(bare) < 2 or any(c.type != "command" for c in bare):
-            return
+            return False
         if self.cmd_name(bare[0]) != "ps" or self.cmd_name(bare[-1]) != "grep":
-            return
+            return False
         for c in bare[1:]:
             if self.cmd_name(c) != "grep":
-                return
+                return False
             stack = [a for a in self.cmd_args(c) if not _txt(a).startswith("-")]
             while stack:
                 n = stack.pop()
                 src = self.pid_file_of(n) if n.type in _PID_WORDS else False
                 if src is not False:
-                    self.liveness_file(node, src, pos, True)
-                    return
+                    return src
                 if n.type in ("string", "concatenation"):
                     stack.extend(n.named_children)
+        return False
 
     def _frame_name(self) -> str:
         return self.frames[-1].name if self.frames else ""

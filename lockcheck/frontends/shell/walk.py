@@ -60,11 +60,17 @@ class Walk:
         while i < n:
             node, bg = stmts[i]
             rest = Rest(stmts, i + 1)
-            pos = Pos(tail=tail and i == n - 1, rest=rest, background="&" if bg else None)
+            pos = Pos(
+                tail=tail and i == n - 1,
+                rest=rest,
+                background="&" if bg else None,
+                seq_tail=tail,
+            )
             if bg:
                 self.cond_depth += 1
             if not self.frames and self.offmap is None and self.cond_depth == 0:
                 self.top_stmt = node
+            self.cur_stmt = node
             self.stmt(node, pos)
             if bg:
                 self.cond_depth -= 1
@@ -507,6 +513,8 @@ class Walk:
                 path = self.resolve(dest)
                 self.fds[fd] = FdInfo(path, self.span(r), op in (">", ">|"))
                 opened.append(fd)
+                if op in (">", ">|", ">>", "<>"):
+                    self.check_then_create(path, r)  # `( flock -n 9; ... ) 9>L`, as exec's
         for r in redirects:
             self.check_write_redirect(r, Pos())
         stmts = self.statements(node)
