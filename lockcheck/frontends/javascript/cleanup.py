@@ -5,10 +5,11 @@ each existence lock is released on every exit path."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
-from ...paths import same_path
+from ...paths import lockish_name, same_path
 from . import syntax
 from .busy import Busy
 from .syntax import Tree, arg, object_entries, string_value, text
@@ -27,6 +28,9 @@ REMOVES = {
 OVERWRITES = {"fs.writeFileSync", "fs.writeFile"}
 EXIT_EVENTS = {"exit", "beforeExit"}
 SIGNAL_EVENTS = {"SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"}
+# a file's age: fs.Stats times (``stat.mtimeMs``, ``.mtime.getTime()``, ``.ctime``)
+TIMES = re.compile(r"\.(?:mtime|ctime|birthtime)(?:Ms)?\b")
+ORDERING = {"<", ">", "<=", ">="}
 
 
 class Cleanup:
@@ -84,11 +88,44 @@ class Cleanup:
             via, hook, _runner = self._context(c)
             r = Removal(path, self.tree.span(c), via="direct" if via == "signal" else via)
             r.conditional = self._conditional(c)
+            if self._lock_path(path) and self._age_guarded(c):
+                r.stale_guard = "age"
             r.drop_fix = self._drop_fix(c)
             if hook is not None:
                 r.hook_span = self.tree.span(hook)
                 self._hook(path, via, hook)
             self.facts.removals.append(r)
+
+    def _lock_path(self, path: Any) -> bool:
+        """Only the removal of a lock is a breaker: cache and retention expiry remove old
+        files too."""
+        if path is None:
+            return False
+        return lockish_name(path) or any(same_path(path, a.path) for a in self.facts.acquires)
+
+    def _age_guarded(self, call: Any) -> bool:
+        """An ``if``/``while``/ternary around the removal orders a file time, or a value
+        computed from one: ``Date.now() - stat.mtimeMs > STALE``, ``age >= MAX_AGE``."""
+        for a in syntax.ancestors(call):
+            if a.type in syntax.FUNCTIONS:
+                return False
+            if a.type in ("if_statement", "while_statement", "ternary_expression"):
+                cond = a.child_by_field_name("condition")
+                if cond is not None and self._age_test(cond):
+                    return True
+        return False
+
+    def _age_test(self, cond: Any) -> bool:
+        for cmp in [cond, *syntax.descendants(cond, "binary_expression")]:
+            op = cmp.child_by_field_name("operator") if cmp.type == "binary_expression" else None
+            if op is None or op.type not in ORDERING:
+                continue
+            if TIMES.search(text(cmp)):
+                return True
+            for ident in syntax.descendants(cmp, "identifier"):
+                if any(TIMES.search(text(v)) for v in self.names.values(ident)):
+                    return True
+        return False
 
     def _conditional(self, call: Any) -> bool:
         for a in syntax.ancestors(call):

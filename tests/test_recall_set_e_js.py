@@ -1,0 +1,154 @@
+"""Node.js and PowerShell recall from set-E's dev half (issues #12/#14): locks broken by
+their age (``stat.mtimeMs`` against ``Date.now()``), stored PIDs read by a helper function,
+a recursive mkdir whose catch only rethrows, and named mutexes whose name comes from a call
+site.  Each positive in several spellings, each beside a negative, through the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from helpers import write
+
+
+def scan(tmp_path, src: str, name: str = "job.js") -> set[tuple[str, int]]:
+    p = write(tmp_path, name, textwrap.dedent(src).lstrip("\n"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "check", "--output-format", "json", str(p)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return {(r["code"], r["location"]["row"]) for r in json.loads(proc.stdout)}
+
+
+def lines(found: set[tuple[str, int]], code: str) -> set[int]:
+    return {line for c, line in found if c == code}
+
+
+# ------------------------------------------------------------------ 1. breaking a lock by its age
+
+AGE_INLINE = """
+    const fs = require("fs");
+    const LOCK = "/var/run/report.lock";
+    const STALE_MS = 10 * 60 * 1000;
+    try {
+      if (Date.now() - fs.statSync(LOCK).mtimeMs > STALE_MS) {
+        fs.unlinkSync(LOCK);
+      }
+    } catch (e) {}
+    try {
+      fs.writeFileSync(LOCK, String(process.pid), { flag: "wx" });
+    } catch (e) {
+      if (e.code === "EEXIST") process.exit(75);
+      throw e;
+    }
+    try {
+      work();
+    } finally {
+      fs.unlinkSync(LOCK);
+    }
+"""
+
+AGE_VARIABLE_ELSE = """
+    const fs = require("fs");
+    const path = require("path");
+    const STALE = 30 * 60 * 1000;
+    function acquire(name) {
+      const lockPath = path.join("/var/lock/jobs", `${name}.lock`);
+      try {
+        const stat = fs.statSync(lockPath);
+        const age = Date.now() - stat.mtimeMs;
+        if (age < STALE) {
+          return null;
+        } else {
+          fs.unlinkSync(lockPath);
+        }
+      } catch (err) {
+        if (err.code !== "ENOENT") return null;
+      }
+      try {
+        fs.writeFileSync(lockPath, String(process.pid), { flag: "wx" });
+        return lockPath;
+      } catch {
+        return null;
+      }
+    }
+    module.exports = { acquire };
+"""
+
+AGE_CALLBACK_MKDIR = """
+    import fs from "node:fs";
+    const lockDir = "/var/lock/sync.lock";
+    const lock = (staleInterval: number, done: (ok: boolean) => void): void => {
+      fs.mkdir(lockDir, (error) => {
+        if (error && error.code === "EEXIST") {
+          fs.stat(lockDir, (_e, stat) => {
+            if (stat && stat.mtime.getTime() + staleInterval < Date.now()) {
+              fs.rmdir(lockDir, () => lock(staleInterval, done));
+            } else {
+              done(false);
+            }
+          });
+        } else {
+          done(!error);
+        }
+      });
+    };
+    lock(60000, (ok) => {
+      if (!ok) process.exit(75);
+      process.on("exit", () => fs.rmdirSync(lockDir));
+    });
+"""
+
+
+@pytest.mark.parametrize(
+    "src,name,line",
+    [
+        (AGE_INLINE, "job.js", 6),
+        (AGE_VARIABLE_ELSE, "lock.js", 12),
+        (AGE_CALLBACK_MKDIR, "lock.ts", 8),
+    ],
+    ids=["inline-mtimeMs", "age-variable-else", "callback-mtime-getTime"],
+)
+def test_removal_guarded_by_file_age_is_a_stale_breaker(tmp_path, src, name, line):
+    assert line in lines(scan(tmp_path, src, name), "LCK106")
+
+
+def test_age_expiry_of_files_that_are_not_locks_is_quiet(tmp_path):
+    found = scan(
+        tmp_path,
+        """
+        const fs = require("fs");
+        const path = require("path");
+        const LOCK = "/var/run/report.lock";
+        const CACHE = "/var/cache/report";
+        try {
+          fs.writeFileSync(LOCK, String(process.pid), { flag: "wx" });
+        } catch (e) {
+          if (e.code === "EEXIST") process.exit(75);
+          throw e;
+        }
+        try {
+          for (const f of fs.readdirSync(CACHE)) {
+            const p = path.join(CACHE, f);
+            if (Date.now() - fs.statSync(p).mtimeMs > 86400000) fs.unlinkSync(p);
+          }
+        } finally {
+          fs.unlinkSync(LOCK);
+        }
+        """,
+    )
+    assert lines(found, "LCK106") == set()
+    assert lines(found, "LCK101") == {6}
+
+
+def test_release_without_an_age_test_is_no_breaker(tmp_path):
+    found = scan(
+        tmp_path,
+        AGE_INLINE.replace("if (Date.now() - fs.statSync(LOCK).mtimeMs > STALE_MS)", "if (true)"),
+    )
+    assert lines(found, "LCK106") == set()
