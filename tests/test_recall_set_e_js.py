@@ -152,3 +152,110 @@ def test_release_without_an_age_test_is_no_breaker(tmp_path):
         AGE_INLINE.replace("if (Date.now() - fs.statSync(LOCK).mtimeMs > STALE_MS)", "if (true)"),
     )
     assert lines(found, "LCK106") == set()
+
+
+# ------------------------------------------------------------------ 2. a stored PID read by a helper
+
+PID_HELPER_DECL = """
+    const fs = require("fs");
+    const LOCK = "/var/run/sync.pid";
+    function readPid(file) {
+      return parseInt(fs.readFileSync(file, "utf8"), 10);
+    }
+    if (fs.existsSync(LOCK)) {
+      const pid = readPid(LOCK);
+      try {
+        process.kill(pid, 0);
+        console.log("already running");
+        process.exit(75);
+      } catch (e) {
+        fs.unlinkSync(LOCK);
+      }
+    }
+    fs.writeFileSync(LOCK, String(process.pid), { flag: "wx" });
+    process.on("exit", () => fs.unlinkSync(LOCK));
+"""
+
+PID_HELPER_ARROW_INLINE = """
+    const fs = require("fs");
+    const LOCK = "/var/run/sync.pid";
+    const storedPid = (p) => Number(JSON.parse(fs.readFileSync(p, "utf8")).pid);
+    try {
+      fs.writeFileSync(LOCK, JSON.stringify({ pid: process.pid }), { flag: "wx" });
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e;
+      try {
+        process.kill(storedPid(LOCK), 0);
+        process.exit(75);
+      } catch {
+        fs.unlinkSync(LOCK);
+        fs.writeFileSync(LOCK, JSON.stringify({ pid: process.pid }), { flag: "wx" });
+      }
+    }
+    process.on("exit", () => fs.unlinkSync(LOCK));
+"""
+
+PID_HELPER_TWO_HELPERS = """
+    const fs = require("fs");
+    const LOCK = "/var/lock/bot.lock";
+    function parsePid(lockPath) {
+      try {
+        const pid = Number(JSON.parse(fs.readFileSync(lockPath, "utf8")).pid);
+        return pid > 0 ? pid : null;
+      } catch {
+        return null;
+      }
+    }
+    function isAlive(pid) {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (err) {
+        return err.code === "EPERM";
+      }
+    }
+    function acquire() {
+      const pid = parsePid(LOCK);
+      if (pid && !isAlive(pid)) {
+        fs.unlinkSync(LOCK);
+      }
+      try {
+        fs.writeFileSync(LOCK, JSON.stringify({ pid: process.pid }), { flag: "wx" });
+        return true;
+      } catch {
+        return false;
+      }
+    }
+    module.exports = { acquire };
+"""
+
+
+@pytest.mark.parametrize(
+    "src,check,breaker",
+    [
+        (PID_HELPER_DECL, 9, 13),
+        (PID_HELPER_ARROW_INLINE, 9, 12),
+        (PID_HELPER_TWO_HELPERS, 13, 22),
+    ],
+    ids=["function-declaration", "arrow-inline", "two-helpers"],
+)
+def test_pid_read_by_a_local_helper_is_a_stored_pid(tmp_path, src, check, breaker):
+    found = scan(tmp_path, src)
+    assert check in lines(found, "LCK105")
+    assert breaker in lines(found, "LCK106")
+
+
+def test_pid_from_a_helper_that_reads_no_file_is_not_stored(tmp_path):
+    src = PID_HELPER_DECL.replace(
+        'return parseInt(fs.readFileSync(file, "utf8"), 10);',
+        "return parseInt(process.argv[2], 10);",
+    )
+    found = scan(tmp_path, src)
+    assert lines(found, "LCK105") == set()
+    assert lines(found, "LCK106") == set()
+
+
+def test_dead_holder_breaker_is_not_the_release_of_a_handed_out_lock(tmp_path):
+    # the only removal in the taking function breaks a dead holder's lock; the caller that
+    # releases is not in this file, so LCK202 is not judged
+    assert lines(scan(tmp_path, PID_HELPER_TWO_HELPERS), "LCK202") == set()

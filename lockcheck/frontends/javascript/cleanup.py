@@ -237,6 +237,10 @@ class Cleanup:
             span = self.tree.span(c)
             if any(r.span == span for r in self.facts.removals if r.stale_guard):
                 continue
+            plain = [r for r in self.facts.removals if r.span == span and not r.overwrite]
+            if plain:  # the removal itself, judged a breaker: not a release
+                plain[0].stale_guard = "dead-holder"
+                continue
             self.facts.removals.append(
                 Removal(path, span, stale_guard="dead-holder", overwrite=q in OVERWRITES)
             )
