@@ -259,3 +259,41 @@ def test_dead_holder_breaker_is_not_the_release_of_a_handed_out_lock(tmp_path):
     # the only removal in the taking function breaks a dead holder's lock; the caller that
     # releases is not in this file, so LCK202 is not judged
     assert lines(scan(tmp_path, PID_HELPER_TWO_HELPERS), "LCK202") == set()
+
+
+# ------------------------------------------------------------------ 3. mkdir -p whose catch rethrows
+
+LOCK_DIR_MADE = """
+    const fs = require("fs");
+    const LOCK_DIR = "/var/lib/bot/locks";
+    function ensureDir() {
+      try {
+        fs.mkdirSync(LOCK_DIR, { recursive: true });
+      } catch (err) {
+        console.error("cannot create the lock directory", err);
+        CATCH_END
+      }
+    }
+    module.exports = { ensureDir };
+"""
+
+
+@pytest.mark.parametrize(
+    "end", ["throw err;", 'throw new Error("no lock directory: " + err.message);']
+)
+def test_recursive_mkdir_whose_catch_rethrows_is_no_lock(tmp_path, end):
+    found = scan(tmp_path, LOCK_DIR_MADE.replace("CATCH_END", end))
+    assert lines(found, "LCK109") == set()
+
+
+@pytest.mark.parametrize(
+    "end,name",
+    [
+        ("process.exit(0);", "/var/lib/bot/locks"),
+        ('if (err.code === "EEXIST") process.exit(75); else throw err;', "/var/lib/bot/out"),
+    ],
+    ids=["lockish-name-skips", "eexist-tested"],
+)
+def test_recursive_mkdir_as_the_busy_test_still_never_fails(tmp_path, end, name):
+    src = LOCK_DIR_MADE.replace("CATCH_END", end).replace("/var/lib/bot/locks", name)
+    assert lines(scan(tmp_path, src), "LCK109") == {5}
