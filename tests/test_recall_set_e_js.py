@@ -297,3 +297,75 @@ def test_recursive_mkdir_whose_catch_rethrows_is_no_lock(tmp_path, end):
 def test_recursive_mkdir_as_the_busy_test_still_never_fails(tmp_path, end, name):
     src = LOCK_DIR_MADE.replace("CATCH_END", end).replace("/var/lib/bot/locks", name)
     assert lines(scan(tmp_path, src), "LCK109") == {5}
+
+
+# ------------------------------------------------------------------ 4. a mutex named by a call site
+
+MUTEX_PARAM_BLOCK = """
+    function Wait-OnMutex {
+        param (
+            [Parameter(Mandatory = $true)]
+            [System.String]$MutexId
+        )
+        try {
+            $m = New-Object System.Threading.Mutex($false, $MutexId)
+            if ($m.WaitOne(3000)) {
+                return $m
+            }
+            throw New-Object System.TimeoutException("busy")
+        }
+        catch [System.Threading.AbandonedMutexException] {
+            return (Wait-OnMutex -MutexId $MutexId)
+        }
+    }
+    CALL_SITE
+    try {
+        Add-Content -Path C:\\Jobs\\trace.csv -Value "run"
+    }
+    finally {
+        $mutex.ReleaseMutex()
+    }
+"""
+
+MUTEX_DECLARED_PARAMS = """
+    function Enter-Job([string]$Name, [int]$Timeout = 0) {
+        $m = [System.Threading.Mutex]::new($false, $Name)
+        if (-not $m.WaitOne($Timeout)) {
+            Write-Error "another run holds $Name"
+            exit 75
+        }
+        return $m
+    }
+    CALL_SITE
+"""
+
+
+@pytest.mark.parametrize(
+    "src,call,line",
+    [
+        (MUTEX_PARAM_BLOCK, "$mutex = Wait-OnMutex -MutexId 'Trace_Logging'", 7),
+        (MUTEX_PARAM_BLOCK, "$mutex = Wait-OnMutex -Mutex 'Trace_Logging'", 7),
+        (MUTEX_DECLARED_PARAMS, '$m = Enter-Job "NightlyReport" 0', 2),
+        (MUTEX_DECLARED_PARAMS, "$m = Enter-Job -Timeout 5 -Name 'NightlyReport'", 2),
+        (MUTEX_DECLARED_PARAMS, "$m = Enter-Job -Timeout 5 'NightlyReport'", 2),
+    ],
+    ids=["named", "prefix", "positional", "named-reordered", "named-then-positional"],
+)
+def test_mutex_name_passed_by_the_call_site(tmp_path, src, call, line):
+    found = scan(tmp_path, src.replace("CALL_SITE", call), "job.ps1")
+    assert lines(found, "LCK407") == {line}
+
+
+@pytest.mark.parametrize(
+    "src,call",
+    [
+        (MUTEX_PARAM_BLOCK, "$mutex = Wait-OnMutex -MutexId 'Global\\Trace_Logging'"),
+        (MUTEX_DECLARED_PARAMS, '$m = Enter-Job "Global\\NightlyReport" 0'),
+        (MUTEX_PARAM_BLOCK, ""),  # a mandatory parameter no call site fills: unknown
+        (MUTEX_DECLARED_PARAMS, "$m = Enter-Job $args[0]"),
+    ],
+    ids=["global-named", "global-positional", "no-call-site", "unresolved-argument"],
+)
+def test_mutex_name_from_call_site_global_or_unknown_is_quiet(tmp_path, src, call):
+    found = scan(tmp_path, src.replace("CALL_SITE", call), "job.ps1")
+    assert lines(found, "LCK407") == set()
