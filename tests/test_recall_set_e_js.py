@@ -369,3 +369,55 @@ def test_mutex_name_passed_by_the_call_site(tmp_path, src, call, line):
 def test_mutex_name_from_call_site_global_or_unknown_is_quiet(tmp_path, src, call):
     found = scan(tmp_path, src.replace("CALL_SITE", call), "job.ps1")
     assert lines(found, "LCK407") == set()
+
+
+# ------------------------------------------------------------------ 5. exit-hook libraries release
+
+EXIT_HOOK_LOCK = """
+    IMPORT
+    const fs = require("fs");
+    const LOCK = "/var/lib/report/run.lock";
+    function unlockAll() {
+      fs.rmdir(LOCK, (err) => {
+        if (err && err.code !== "ENOENT") console.error(err);
+      });
+    }
+    try {
+      fs.mkdirSync(LOCK);
+    } catch (e) {
+      if (e.code === "EEXIST") process.exit(75);
+      throw e;
+    }
+    HOOK
+    work();
+"""
+
+
+@pytest.mark.parametrize(
+    "imp,hook",
+    [
+        ('import whenExit from "when-exit";', "whenExit(unlockAll);"),
+        ('import { onExit } from "signal-exit";', "onExit(() => unlockAll());"),
+        ('const onExit = require("signal-exit");', "onExit(unlockAll);"),
+        ('const exitHook = require("exit-hook");', "exitHook(() => { unlockAll(); });"),
+        ('import nodeCleanup from "node-cleanup";', "nodeCleanup(unlockAll);"),
+    ],
+    ids=["when-exit", "signal-exit-onExit", "signal-exit-v3", "exit-hook", "node-cleanup"],
+)
+def test_release_run_by_an_exit_hook_library_is_on_every_path(tmp_path, imp, hook):
+    found = scan(tmp_path, EXIT_HOOK_LOCK.replace("IMPORT", imp).replace("HOOK", hook), "job.mjs")
+    assert lines(found, "LCK101") == {10}
+    assert lines(found, "LCK202") == set()
+
+
+@pytest.mark.parametrize(
+    "imp,hook",
+    [
+        ('import whenExit from "when-exit";', "unlockAll();"),  # imported, never registered
+        ('import { register } from "./hooks.js";', "register(unlockAll);"),  # a local module
+    ],
+    ids=["not-registered", "unknown-module"],
+)
+def test_release_without_an_exit_hook_is_judged(tmp_path, imp, hook):
+    found = scan(tmp_path, EXIT_HOOK_LOCK.replace("IMPORT", imp).replace("HOOK", hook), "job.mjs")
+    assert lines(found, "LCK202") == {10}

@@ -28,6 +28,10 @@ REMOVES = {
 OVERWRITES = {"fs.writeFileSync", "fs.writeFile"}
 EXIT_EVENTS = {"exit", "beforeExit"}
 SIGNAL_EVENTS = {"SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"}
+# exit-hook libraries, called with the function to run at exit (and on signals)
+EXIT_HOOKS = {"when-exit", "signal-exit", "exit-hook", "async-exit-hook", "node-cleanup"}
+EXIT_HOOKS |= {f"{m}.default" for m in EXIT_HOOKS} | {"signal-exit.onExit"}
+EXIT_HOOKS |= {"exit-hook.asyncExitHook"}
 # a file's age: fs.Stats times (``stat.mtimeMs``, ``.mtime.getTime()``, ``.ctime``)
 TIMES = re.compile(r"\.(?:mtime|ctime|birthtime)(?:Ms)?\b")
 ORDERING = {"<", ">", "<=", ">="}
@@ -48,10 +52,13 @@ class Cleanup:
     def _handlers(self) -> dict[int, tuple[str, Any]]:
         out: dict[int, tuple[str, Any]] = {}
         for c in self.tree.calls:
-            if self.names.callee(c) not in ("process.on", "process.once", "process.addListener"):
+            q = self.names.callee(c)
+            if q in EXIT_HOOKS:
+                event, h = "exit", arg(c, 0)
+            elif q in ("process.on", "process.once", "process.addListener"):
+                event, h = string_value(arg(c, 0)) or "", arg(c, 1)
+            else:
                 continue
-            event = string_value(arg(c, 0)) or ""
-            h = arg(c, 1)
             if h is None:
                 continue
             if h.type == "identifier" and text(h) in self.names.functions:
@@ -71,6 +78,8 @@ class Cleanup:
                     event, call = self.handlers[a.start_byte]
                     kind = "atexit" if event in EXIT_EVENTS else "signal"
                     return kind, call, a
+                if syntax.function_name(a) is None:
+                    continue  # a callback (``fs.rmdir(L, err => ...)``): its function runs it
                 if depth < 3:  # a release helper: how its call sites run it
                     for site in self.names.call_sites(a):
                         ctx = self._context(site, depth + 1)
@@ -161,7 +170,12 @@ class Cleanup:
         for h in self.facts.hooks:
             if h.span == span and same_path(h.path, path):
                 return
-        mech = "finally" if via == "finally" else f"process.on({text(arg(hook, 0))})"
+        if via == "finally":
+            mech = "finally"
+        elif self.names.callee(hook).startswith("process."):
+            mech = f"process.on({text(arg(hook, 0))})"
+        else:  # an exit-hook library: whenExit(...), onExit(...)
+            mech = f"{text(hook.child_by_field_name('function'))}(...)"
         active = []
         for i, acq in enumerate(self.facts.acquires):
             if acq.busy is None or not acq.busy.ends_run or not same_path(path, acq.path):

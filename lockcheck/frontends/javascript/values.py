@@ -27,6 +27,12 @@ MODULES = {
     "fs-extra": "fs",
     "graceful-fs": "fs",
     "process": "process",
+    # exit-hook libraries: their callbacks run when the process exits (like process.on("exit"))
+    "when-exit": "when-exit",
+    "signal-exit": "signal-exit",
+    "exit-hook": "exit-hook",
+    "async-exit-hook": "async-exit-hook",
+    "node-cleanup": "node-cleanup",
 }
 GLOBALS = {"process", "__dirname", "__filename", "require", "Number", "parseInt", "String"}
 
