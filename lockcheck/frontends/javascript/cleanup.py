@@ -5,10 +5,11 @@ each existence lock is released on every exit path."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
-from ...paths import same_path
+from ...paths import lockish_name, same_path
 from . import syntax
 from .busy import Busy
 from .syntax import Tree, arg, object_entries, string_value, text
@@ -27,6 +28,13 @@ REMOVES = {
 OVERWRITES = {"fs.writeFileSync", "fs.writeFile"}
 EXIT_EVENTS = {"exit", "beforeExit"}
 SIGNAL_EVENTS = {"SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"}
+# exit-hook libraries, called with the function to run at exit (and on signals)
+EXIT_HOOKS = {"when-exit", "signal-exit", "exit-hook", "async-exit-hook", "node-cleanup"}
+EXIT_HOOKS |= {f"{m}.default" for m in EXIT_HOOKS} | {"signal-exit.onExit"}
+EXIT_HOOKS |= {"exit-hook.asyncExitHook"}
+# a file's age: fs.Stats times (``stat.mtimeMs``, ``.mtime.getTime()``, ``.ctime``)
+TIMES = re.compile(r"\.(?:mtime|ctime|birthtime)(?:Ms)?\b")
+ORDERING = {"<", ">", "<=", ">="}
 
 
 class Cleanup:
@@ -44,10 +52,13 @@ class Cleanup:
     def _handlers(self) -> dict[int, tuple[str, Any]]:
         out: dict[int, tuple[str, Any]] = {}
         for c in self.tree.calls:
-            if self.names.callee(c) not in ("process.on", "process.once", "process.addListener"):
+            q = self.names.callee(c)
+            if q in EXIT_HOOKS:
+                event, h = "exit", arg(c, 0)
+            elif q in ("process.on", "process.once", "process.addListener"):
+                event, h = string_value(arg(c, 0)) or "", arg(c, 1)
+            else:
                 continue
-            event = string_value(arg(c, 0)) or ""
-            h = arg(c, 1)
             if h is None:
                 continue
             if h.type == "identifier" and text(h) in self.names.functions:
@@ -67,6 +78,8 @@ class Cleanup:
                     event, call = self.handlers[a.start_byte]
                     kind = "atexit" if event in EXIT_EVENTS else "signal"
                     return kind, call, a
+                if syntax.function_name(a) is None:
+                    continue  # a callback (``fs.rmdir(L, err => ...)``): its function runs it
                 if depth < 3:  # a release helper: how its call sites run it
                     for site in self.names.call_sites(a):
                         ctx = self._context(site, depth + 1)
@@ -84,11 +97,44 @@ class Cleanup:
             via, hook, _runner = self._context(c)
             r = Removal(path, self.tree.span(c), via="direct" if via == "signal" else via)
             r.conditional = self._conditional(c)
+            if self._lock_path(path) and self._age_guarded(c):
+                r.stale_guard = "age"
             r.drop_fix = self._drop_fix(c)
             if hook is not None:
                 r.hook_span = self.tree.span(hook)
                 self._hook(path, via, hook)
             self.facts.removals.append(r)
+
+    def _lock_path(self, path: Any) -> bool:
+        """Only the removal of a lock is a breaker: cache and retention expiry remove old
+        files too."""
+        if path is None:
+            return False
+        return lockish_name(path) or any(same_path(path, a.path) for a in self.facts.acquires)
+
+    def _age_guarded(self, call: Any) -> bool:
+        """An ``if``/``while``/ternary around the removal orders a file time, or a value
+        computed from one: ``Date.now() - stat.mtimeMs > STALE``, ``age >= MAX_AGE``."""
+        for a in syntax.ancestors(call):
+            if a.type in syntax.FUNCTIONS:
+                return False
+            if a.type in ("if_statement", "while_statement", "ternary_expression"):
+                cond = a.child_by_field_name("condition")
+                if cond is not None and self._age_test(cond):
+                    return True
+        return False
+
+    def _age_test(self, cond: Any) -> bool:
+        for cmp in [cond, *syntax.descendants(cond, "binary_expression")]:
+            op = cmp.child_by_field_name("operator") if cmp.type == "binary_expression" else None
+            if op is None or op.type not in ORDERING:
+                continue
+            if TIMES.search(text(cmp)):
+                return True
+            for ident in syntax.descendants(cmp, "identifier"):
+                if any(TIMES.search(text(v)) for v in self.names.values(ident)):
+                    return True
+        return False
 
     def _conditional(self, call: Any) -> bool:
         for a in syntax.ancestors(call):
@@ -124,7 +170,12 @@ class Cleanup:
         for h in self.facts.hooks:
             if h.span == span and same_path(h.path, path):
                 return
-        mech = "finally" if via == "finally" else f"process.on({text(arg(hook, 0))})"
+        if via == "finally":
+            mech = "finally"
+        elif self.names.callee(hook).startswith("process."):
+            mech = f"process.on({text(arg(hook, 0))})"
+        else:  # an exit-hook library: whenExit(...), onExit(...)
+            mech = f"{text(hook.child_by_field_name('function'))}(...)"
         active = []
         for i, acq in enumerate(self.facts.acquires):
             if acq.busy is None or not acq.busy.ends_run or not same_path(path, acq.path):
@@ -199,6 +250,10 @@ class Cleanup:
                 continue
             span = self.tree.span(c)
             if any(r.span == span for r in self.facts.removals if r.stale_guard):
+                continue
+            plain = [r for r in self.facts.removals if r.span == span and not r.overwrite]
+            if plain:  # the removal itself, judged a breaker: not a release
+                plain[0].stale_guard = "dead-holder"
                 continue
             self.facts.removals.append(
                 Removal(path, span, stale_guard="dead-holder", overwrite=q in OVERWRITES)

@@ -161,6 +161,11 @@ class Locks:
                 break
         return False
 
+    def _rethrows(self, stmts: list[Any], call: Any) -> bool:
+        """The ``catch`` ends by throwing (``log; throw err``): error handling, no busy branch."""
+        b = self.busy.branch(stmts, call)
+        return b is not None and self.tree.text[b.span.start : b.span.end].startswith("throw")
+
     def _eexist(self, handler: Any) -> bool:
         return handler is not None and "EEXIST" in text(handler)
 
@@ -197,7 +202,9 @@ class Locks:
             "recursive" in opts and text(opts["recursive"]) == "true"
         )
         stmts, handler = self.guard(call)
-        as_test = stmts is not None and (self._eexist(handler) or lockish_name(path))
+        as_test = stmts is not None and (
+            self._eexist(handler) or (lockish_name(path) and not self._rethrows(stmts, call))
+        )
         if recursive:
             if as_test:
                 mech = f"{q.split('.')[-1]}(..., {{recursive: true}})"

@@ -27,6 +27,12 @@ MODULES = {
     "fs-extra": "fs",
     "graceful-fs": "fs",
     "process": "process",
+    # exit-hook libraries: their callbacks run when the process exits (like process.on("exit"))
+    "when-exit": "when-exit",
+    "signal-exit": "signal-exit",
+    "exit-hook": "exit-hook",
+    "async-exit-hook": "async-exit-hook",
+    "node-cleanup": "node-cleanup",
 }
 GLOBALS = {"process", "__dirname", "__filename", "require", "Number", "parseInt", "String"}
 
@@ -486,11 +492,38 @@ class Names:
             q = self.callee(c)
             if q in ("fs.readFileSync", "fs.readFile"):
                 return self.path(arg(c, 0))
+            p = self._helper_read(c, depth)
+            if p is not None:
+                return p
         for c in syntax.descendants(node, "identifier"):
             if c != node and text(c) not in GLOBALS:
                 p = self.read_file(c, depth + 1)
                 if p is not None:
                     return p
+        return None
+
+    def _helper_read(self, call: Any, depth: int) -> PathExpr | None:
+        """The file a local function returns a value of (``parseLockPid(lockPath)`` whose
+        body parses ``fs.readFileSync(lockPath)``); a parameter named there is this call's
+        argument."""
+        helper = self.local_function(call)
+        if helper is None or depth > MAX_DEPTH or syntax.within(call, helper):
+            return None
+        body = helper.child_by_field_name("body")
+        if (body is None or body.type == "statement_block") and not any(
+            syntax.function_of(r) == helper and r.named_children
+            for r in syntax.descendants(helper, "return_statement")
+        ):
+            return None  # it returns no value
+        for c in syntax.descendants(helper, "call_expression"):
+            if self.callee(c) not in ("fs.readFileSync", "fs.readFile"):
+                continue
+            target = unwrap(arg(c, 0))
+            if target is not None and target.type == "identifier":
+                i = self.param_index(helper, text(target))
+                if i >= 0 and arg(call, i) is not None:
+                    return self.path(arg(call, i))
+            return self.path(target)
         return None
 
     def callback_read(self, ident: Any) -> PathExpr | None:

@@ -25,6 +25,8 @@ class Values:
         self.bindings: dict[str, list[tuple[Any, Any]]] = {}  # name -> [(value, scope)]
         self.hashes: dict[str, Any] = {}  # name -> hash_literal_expression
         self.functions: dict[str, Any] = {}
+        self.params: dict[int, list[str]] = {}  # function start -> its parameters, in order
+        self._passed: dict[tuple[int, str], list[Any]] = {}
         for n in tree.nodes:
             if n.type == "assignment_expression":
                 left = n.child_by_field_name("left") or n.named_children[0]
@@ -37,6 +39,9 @@ class Values:
                         self.hashes[name] = u
             elif n.type == "script_parameter":
                 vs = [c for c in n.named_children if c.type == "variable"]
+                func = syntax.scope_of(n)
+                if vs and func is not None:
+                    self.params.setdefault(func.start_byte, []).append(var_name(vs[0]) or "")
                 dflt = [c for c in n.named_children if c.type == "script_parameter_default"]
                 if vs and dflt and dflt[0].named_children:
                     value = dflt[0].named_children[-1]
@@ -50,12 +55,48 @@ class Values:
 
     # -- variables -------------------------------------------------------------------------------
     def values(self, name: str, at: Any) -> list[Any]:
+        """A variable's values in the innermost scope that binds it; a function's parameter
+        holds the arguments of the function's call sites in this file (else its default)."""
         scope = syntax.scope_of(at)
         while True:
+            if scope is not None and name in self.params.get(scope.start_byte, []):
+                passed = self.param_values(scope, name)
+                if passed:
+                    return passed
             vals = [v for v, s in self.bindings.get(name, []) if s == scope]
             if vals or scope is None:
                 return vals
             scope = syntax.scope_of(scope)
+
+    def param_values(self, func: Any, name: str) -> list[Any]:
+        """The values the call sites outside ``func`` pass for its parameter ``name``
+        (``Wait-OnMutex -MutexId 'X'``, an unambiguous prefix ``-Mutex``, or by position)."""
+        key = (func.start_byte, name)
+        if key in self._passed:
+            return self._passed[key]
+        fname = syntax.function_name(func)
+        params = self.params.get(func.start_byte, [])
+        out: list[Any] = self._passed.setdefault(key, [])
+        for cmd in self.tree.commands:
+            if (syntax.command_name(cmd) or "").lower() != fname or syntax.within(cmd, func):
+                continue
+            c = Command(cmd)
+            keys = [k for k in c.params if name.startswith(k)]
+            v = (
+                c.params[name]
+                if name in c.params
+                else c.params[keys[0]]
+                if len(keys) == 1
+                else None
+            )
+            if v is None:
+                named = [p for p in params if p in c.params]
+                free = [p for p in params if p not in named]
+                i = free.index(name)
+                v = c.positional[i] if i < len(c.positional) else None
+            if v is not None and v is not True and not isinstance(v, str):
+                out.append(v)
+        return out
 
     def command(self, cmd: Any) -> Command:
         """The command with its splatted literal hashtables read as parameters."""
