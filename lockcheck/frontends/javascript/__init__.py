@@ -2,7 +2,7 @@
 tree-sitter-typescript for ``.ts .mts .cts``, through the shared tree layer.
 
 Stages, one module each: :mod:`.gate` (the text tests: a generated file is not read, a file
-that cannot hold a lock fact is parsed only for LCK000) -> :mod:`.syntax` (the tree,
+that cannot hold a lock fact is not parsed) -> :mod:`.syntax` (the tree,
 comments, node helpers) -> :mod:`.values` (imports, bindings, path expressions) ->
 :mod:`.busy` (busy branches and their exit status) -> :mod:`.locks` (acquires) ->
 :mod:`.cleanup` (removals, hooks, stored PIDs, release coverage) -> :mod:`.children`
@@ -24,14 +24,14 @@ def parse(path: str, text: str) -> FileFacts:
     facts = FileFacts(path=path, language="javascript", text=text)
     if generated(path, text):
         return facts  # minified or bundled: generated code, not a job script
-    analyse = may_hold_lock(text)
+    if not may_hold_lock(text):
+        # nothing here can take, test, break or remove a lock: not even parsed, so a syntax
+        # error in such a file is left to the JavaScript tooling (as for Python; the
+        # grammars lag the language: import attributes, `accessor`, `import defer`)
+        return facts
     tree = Tree(path, text)
     facts.parse_errors = tree.parse_errors()
-    if not analyse and not facts.parse_errors:
-        return facts  # nothing here can take, test, break or remove a lock
     facts.comments = tree.comments()
-    if not analyse:
-        return facts  # only its LCK000 (and the comments that may suppress it)
     names = Names(tree)
     busy = Busy(tree, names)
     locks = Locks(tree, names, busy, facts)
