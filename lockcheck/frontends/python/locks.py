@@ -18,7 +18,7 @@ from ...model import (
     Probe,
     Removal,
 )
-from ...paths import lockish_name
+from ...paths import lockish_name, lockish_text
 from .calls import (
     BUSY_ERRORS,
     FILE_EXISTS_ERRORS,
@@ -284,6 +284,8 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             )
             # made by __enter__ and removed by __exit__ of the same class: a scope lock
             scoped = self._scoped_by_exit(c, path)
+            # `raise AlreadyLocked(...)` on the clash: the caller is told another run holds it
+            lock_error = end is not None and end.kind == "raise" and self._raises_busy(end.node)
             if "FileExistsError" not in self.handler_names(h) and not eexist:
                 # a generic OSError handler is error handling unless the name, an exit or
                 # the with-scope says lock
@@ -291,6 +293,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     not lockish_name(path)
                     and not (end is not None and end.kind == "exit")
                     and not scoped
+                    and not lock_error
                 ):
                     continue
                 if not lockish_name(path) and self._guarded_by_absence(c, path):
@@ -301,6 +304,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 and not lockish_name(path)
                 and "SystemExit" not in self.code(end.node)
                 and not scoped
+                and not lock_error
             ):
                 continue  # an error raised on a clash: exclusive create of output
             if end is not None and end.kind == "loop" and not lockish_name(path):
@@ -345,6 +349,8 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             t, h = self.catching_handler(c, {"FileExistsError"})
             if h is None or "FileExistsError" not in self.handler_names(h):
                 continue
+            if why and self._exclusive_before(c, t):
+                continue  # `mkdir(d); open(d/"pid", "w")`: the clash is the mkdir's
             if not why and {"FileNotFoundError", "NotADirectoryError"} & self.handler_names(h):
                 # exist_ok=True raises FileExistsError only for a file in the way: caught with
                 # the other errors of an unusable path, it is path handling, not a busy branch
@@ -369,6 +375,26 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     function=self._fname(c),
                 )
             )
+
+    def _exclusive_before(self, call: Any, tr: Any) -> bool:
+        """An exclusive create (``os.mkdir``, ``"x"``, ``O_EXCL``) runs before ``call`` in the
+        body of the ``try`` ``tr``: a ``FileExistsError`` there is that create's."""
+        start = self.span(call).start
+        for c in self.descendants(tr.body, self.cst.Call):
+            if self.span(c).start >= start:
+                continue
+            cr = self.creation(c)
+            if cr is not None and cr[2] != "plain":
+                return True
+        return False
+
+    def _raises_busy(self, raise_node: Any) -> bool:
+        """The exception raised on the clash is named like a lock (``raise AlreadyLocked``,
+        ``PIDLockedException(name, pid)``): it tells the caller another run holds it."""
+        exc = raise_node.exc
+        if exc is None:
+            return False
+        return lockish_text(self.code(exc.func if isinstance(exc, self.cst.Call) else exc))
 
     def _raises_error(self, stmts: list[Any]) -> bool:
         """The handler ends by raising an error: an exception other than a bare re-raise, or

@@ -1,0 +1,244 @@
+"""Python recall on set-E's dev half (issue #12/#14): each construct in several ordinary
+spellings through the CLI, each beside the spelling that must stay quiet."""
+
+from __future__ import annotations
+
+import pytest
+from test_python_recall_helpers import lint
+
+# --------------------------------------------------------------------------- a clash that
+# raises an exception named like a lock is the busy branch (LCK101)
+
+RAISE_LOCKED_MKDIR = """
+    import os
+
+
+    class PIDLockedException(Exception):
+        pass
+
+
+    def lock(piddir):
+        try:
+            os.mkdir(piddir)
+        except FileExistsError:
+            raise PIDLockedException(piddir)
+"""
+
+RAISE_ALREADY_LOCKED_OPEN_X = """
+    import os
+
+
+    class AlreadyLocked(RuntimeError):
+        pass
+
+
+    def take(name):
+        path = os.path.join(os.path.expanduser("~/.cache/jobs"), name)
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except OSError as e:
+            raise AlreadyLocked(name) from e
+        os.write(fd, str(os.getpid()).encode())
+        return fd
+"""
+
+RAISE_LOCK_ERROR_LINK = """
+    import os
+
+
+    class LockError(Exception):
+        pass
+
+
+    def grab(tmp, target):
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise LockError
+"""
+
+
+@pytest.mark.parametrize(
+    ("src", "line"),
+    [(RAISE_LOCKED_MKDIR, 10), (RAISE_ALREADY_LOCKED_OPEN_X, 11), (RAISE_LOCK_ERROR_LINK, 10)],
+    ids=["mkdir-pidlocked", "o-excl-alreadylocked", "link-lockerror"],
+)
+def test_clash_raising_a_lock_named_error_is_a_lock(cli, tmp_path, src, line):
+    assert ("LCK101", line) in lint(cli, tmp_path, src)
+
+
+def test_clash_raising_an_ordinary_error_is_an_exclusive_output_create(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+
+
+        def export(out):
+            try:
+                os.mkdir(out)
+            except FileExistsError:
+                raise ValueError(f"{out} exists already")
+        """,
+    )
+    assert not {c for c, _l in found if c.startswith("LCK1")}
+
+
+# --------------------------------------------------------------------------- a writing open
+# after an exclusive create in the same try: FileExistsError is the create's (no LCK109)
+
+MKDIR_THEN_PIDFILE = """
+    import os
+    import sys
+
+
+    def lock(piddir):
+        try:
+            os.mkdir(piddir)
+            with open(os.path.join(piddir, "lock.pid"), "wt") as fh:
+                fh.write(str(os.getpid()))
+        except FileExistsError:
+            sys.exit(1)
+"""
+
+PATH_MKDIR_THEN_OPEN = """
+    import os
+    import sys
+    from pathlib import Path
+
+
+    def lock(d: Path):
+        try:
+            d.mkdir()
+            f = open(d / "owner", "w")
+            f.write(str(os.getpid()))
+            f.close()
+        except FileExistsError:
+            sys.exit(1)
+"""
+
+O_EXCL_THEN_OPEN = """
+    import os
+    import sys
+
+
+    def lock(path):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            os.close(fd)
+            with open(path + ".info", "a") as fh:
+                fh.write(str(os.getpid()))
+        except FileExistsError:
+            sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("src", "line"),
+    [(MKDIR_THEN_PIDFILE, 7), (PATH_MKDIR_THEN_OPEN, 8), (O_EXCL_THEN_OPEN, 7)],
+    ids=["os-mkdir", "path-mkdir", "o-excl"],
+)
+def test_write_after_exclusive_create_is_no_lck109(cli, tmp_path, src, line):
+    found = lint(cli, tmp_path, src)
+    assert ("LCK101", line) in found
+    assert not {c for c, _l in found if c == "LCK109"}
+
+
+def test_writing_open_alone_under_file_exists_error_stays_lck109(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import sys
+
+
+        def lock(path):
+            try:
+                with open(path, "w") as fh:
+                    fh.write(str(os.getpid()))
+            except FileExistsError:
+                sys.exit(1)
+        """,
+    )
+    assert ("LCK109", 7) in found
+
+
+# --------------------------------------------------------------------------- the stored PID
+# looked up in psutil's process table (LCK105, then LCK106 for the removal it leads to)
+
+PIDS_INLINE = """
+    import os
+    import sys
+    import psutil
+
+    LOCK = os.path.expanduser("~/.job.pid")
+
+    if os.path.exists(LOCK):
+        with open(LOCK) as f:
+            pid = int(f.read())
+        if pid not in psutil.pids():
+            os.remove(LOCK)
+        else:
+            sys.exit(1)
+"""
+
+PIDS_VARIABLE = """
+    import os
+    import shutil
+    import sys
+    import psutil
+
+
+    def lock(piddir):
+        with open(os.path.join(piddir, "lock.pid")) as fh:
+            lock_pid, host = fh.readline().split("\\t")
+        lock_pid = int(lock_pid)
+        pids = psutil.pids()
+        if lock_pid not in pids:
+            shutil.rmtree(piddir, ignore_errors=True)
+        else:
+            sys.exit(1)
+"""
+
+PROCESS_ITER = """
+    import os
+    import sys
+    import psutil
+
+    LOCK = os.path.expanduser("~/.job.pid")
+
+    with open(LOCK) as f:
+        pid = int(f.read())
+    if pid in [p.pid for p in psutil.process_iter()]:
+        sys.exit(1)
+    os.unlink(LOCK)
+"""
+
+
+@pytest.mark.parametrize(
+    ("src", "test_line", "removal_line"),
+    [(PIDS_INLINE, 10, 11), (PIDS_VARIABLE, 12, 13), (PROCESS_ITER, 9, 11)],
+    ids=["pids-inline", "pids-variable", "process-iter"],
+)
+def test_stored_pid_in_psutil_table_is_a_liveness_test(cli, tmp_path, src, test_line, removal_line):
+    found = lint(cli, tmp_path, src)
+    assert ("LCK105", test_line) in found
+    assert ("LCK106", removal_line) in found
+
+
+def test_own_pid_in_psutil_table_is_quiet(cli, tmp_path):
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+        import psutil
+
+        pid = os.getpid()
+        if pid not in psutil.pids():
+            print("odd: not listed")
+        """,
+    )
+    assert not {c for c, _l in found if c in ("LCK105", "LCK106")}
