@@ -242,3 +242,127 @@ def test_own_pid_in_psutil_table_is_quiet(cli, tmp_path):
         """,
     )
     assert not {c for c, _l in found if c in ("LCK105", "LCK106")}
+
+
+# --------------------------------------------------------------------------- the outcome in
+# an attribute the caller tests (`self.locked = True` after the try; bare `return` on the
+# clash): LCK101 though every call of the helper drops its result
+
+FLAG_ATTR_LINK = """
+    import errno
+    import os
+
+
+    class LockFailed(Exception):
+        pass
+
+
+    class LinkLock:
+        def __init__(self, path):
+            self.locked = False
+            self.lockpath = path + ".lock"
+
+        def lock(self, tmp):
+            self.attempt(tmp)
+            if not self.locked:
+                raise LockFailed(self.lockpath)
+
+        def attempt(self, tmp):
+            try:
+                os.link(tmp, self.lockpath)
+            except OSError as e:
+                if e.errno == errno.EEXIST:
+                    return
+                raise
+            self.locked = True
+"""
+
+FLAG_ATTR_MKDIR_WHILE = """
+    import os
+    import time
+
+
+    class DirLock:
+        def __init__(self, path):
+            self.path = path
+            self.held = False
+
+        def acquire(self):
+            while not self.held:
+                self._try()
+                time.sleep(1)
+
+        def _try(self):
+            try:
+                os.mkdir(self.path)
+            except FileExistsError:
+                return
+            self.held = True
+"""
+
+FLAG_ATTR_OPEN_X_EXIT = """
+    import os
+    import sys
+
+
+    class PidFile:
+        def __init__(self, path):
+            self.path = path
+            self.owned = False
+
+        def create(self):
+            try:
+                with open(self.path, "x") as f:
+                    f.write(str(os.getpid()))
+            except FileExistsError:
+                return
+            self.owned = True
+
+
+    p = PidFile("/var/lib/job/job.pid")
+    p.create()
+    if not p.owned:
+        sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("src", "line"),
+    [(FLAG_ATTR_LINK, 21), (FLAG_ATTR_MKDIR_WHILE, 17), (FLAG_ATTR_OPEN_X_EXIT, 12)],
+    ids=["link-raise", "mkdir-while", "open-x-exit"],
+)
+def test_flag_attribute_the_caller_tests_is_the_busy_branch(cli, tmp_path, src, line):
+    assert ("LCK101", line) in lint(cli, tmp_path, src)
+
+
+def test_flag_attribute_only_released_on_is_quiet(cli, tmp_path):
+    # the flag is read only to release: the caller never decides on the clash
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import os
+
+
+        class Cache:
+            def __init__(self, path):
+                self.path = path
+                self.made = False
+
+            def ensure(self):
+                try:
+                    os.mkdir(self.path)
+                except FileExistsError:
+                    return
+                self.made = True
+
+            def cleanup(self):
+                if self.made:
+                    os.rmdir(self.path)
+
+
+        c = Cache("/var/cache/app/tiles")
+        c.ensure()
+        """,
+    )
+    assert not {c for c, _l in found if c.startswith("LCK1")}

@@ -273,7 +273,12 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 end = self.find_end(stmts)
                 if end is None and not (stmts and self._retried(t)):
                     continue
-            if end is not None and end.kind == "return" and self._result_ignored(end.node):
+            if (
+                end is not None
+                and end.kind == "return"
+                and self._result_ignored(end.node)
+                and not self._sets_tested_flag(end.node)
+            ):
                 continue  # make-if-missing helper: no caller decides anything on the clash
             if end is None and self._recreates(stmts, path):
                 continue  # except FileExistsError: rmtree(d); mkdir(d): the run always goes on
@@ -483,6 +488,39 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         return bool(sites) and all(
             isinstance(self.up(c), self.cst.Expr) or self._only_reported(c) for c, _m in sites
         )
+
+    def _sets_tested_flag(self, ret: Any) -> bool:
+        """The function of ``ret`` records success in an attribute (``self.locked = True``
+        outside its handlers) that a ``while``, or an ``if`` that leaves (raise, return, exit,
+        loop jump), tests: the return on the clash leaves it unset, and the caller decides on
+        the attribute, not the result."""
+        cst = self.cst
+        func = self.func_of(ret)
+        if func is None or self.class_of(func) is None:
+            return False
+        flags = set()
+        for a in self.descendants(func.body, cst.Assign):
+            if self.const(a.value) is not True or any(
+                isinstance(x, cst.ExceptHandler) for x in self.ancestors(a)
+            ):
+                continue
+            for t in a.targets:
+                tg = t.target
+                if (
+                    isinstance(tg, cst.Attribute)
+                    and isinstance(tg.value, cst.Name)
+                    and tg.value.value == "self"
+                ):
+                    flags.add(tg.attr.value)
+        if not flags:
+            return False
+        for n in self.descendants(self.module, (cst.If, cst.While)):
+            if isinstance(n, cst.If) and self.find_end(list(n.body.body)) is None:
+                continue  # `if self.locked: os.unlink(p)`: a release, not the decision
+            for at in self.descendants(n.test, cst.Attribute):
+                if at.attr.value in flags:
+                    return True  # `self.locked`, or `p.locked` on an instance
+        return False
 
     def _only_reported(self, call: Any) -> bool:
         """``call`` is the test of an ``if`` whose branches only print or log (``if
