@@ -366,3 +366,98 @@ def test_flag_attribute_only_released_on_is_quiet(cli, tmp_path):
         """,
     )
     assert not {c for c, _l in found if c.startswith("LCK1")}
+
+
+# --------------------------------------------------------------------------- a parameter
+# filled in when None (`if not path: path = X`): the callers' values, X for the calls that
+# pass none (LCK502 on the flock file)
+
+FILL_TEMPLATE = """
+    import fcntl
+    import os
+    import sys
+    import tempfile
+
+
+    class RunLock(object):
+        def __init__(self, path=None):
+            {fill}
+            self.path = path
+
+        def take(self):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+
+
+    {call}
+"""
+
+_DEFAULT = 'path = os.path.expanduser("~/.local/state/job.lock")'
+_SCRIPT_TMP = (
+    "path = \"%s/%s.lock\" % (tempfile.gettempdir().rstrip('/'),"
+    " os.path.basename(sys.argv[0]).split('.')[0])"
+)
+
+
+def _fill(test: str, assign: str, call: str) -> str:
+    return FILL_TEMPLATE.format(fill=f"{test}\n                {assign}", call=call)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        _fill("if not path:", _DEFAULT, 'RunLock(path="/tmp/test_lockfile.lock").take()'),
+        _fill("if path is None:", _DEFAULT, 'RunLock("/var/tmp/sync.lock").take()'),
+        _fill("if path == None:", _DEFAULT, 'lk = RunLock(path="/dev/shm/x.lock")\n    lk.take()'),
+        _fill("if not path:", _SCRIPT_TMP, "RunLock().take()"),
+        _fill("if path is None:", 'path = "/tmp/job.lock"', "RunLock(None).take()"),
+    ],
+    ids=["not-kw", "is-none-pos", "eq-none", "script-name-default", "none-passed"],
+)
+def test_filled_parameter_keeps_the_callers_values(cli, tmp_path, src):
+    assert ("LCK502", 14) in lint(cli, tmp_path, src)
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # the fill is a shared default, but the only caller passes a private path
+        _fill(
+            "if not path:", 'path = "/tmp/job.lock"', 'RunLock(os.path.expanduser("~/.job.lock"))'
+        ),
+        # the fill is private and no caller passes a path
+        _fill("if path is None:", _DEFAULT, "RunLock().take()"),
+    ],
+    ids=["caller-private", "fill-private"],
+)
+def test_filled_parameter_with_private_values_is_quiet(cli, tmp_path, src):
+    assert not {c for c, _l in lint(cli, tmp_path, src) if c == "LCK502"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "os.path.basename(sys.argv[0]).split('.')[0]",
+        "os.path.basename(sys.argv[0]).rsplit('.', 1)[0]",
+        "os.path.splitext(os.path.split(sys.argv[0])[-1])[0]",
+        "os.path.split(sys.argv[0])[1].partition('.')[0]",
+    ],
+    ids=["split", "rsplit", "splitext-of-split", "partition"],
+)
+def test_script_name_without_extension_in_tmp(cli, tmp_path, name):
+    src = f"""
+        import os
+        import sys
+
+        pidfile = os.path.join("/tmp", {name} + ".pid")
+        if os.path.exists(pidfile):
+            sys.exit(1)
+        with open(pidfile, "w") as f:
+            f.write(str(os.getpid()))
+        try:
+            print("work")
+        finally:
+            os.remove(pidfile)
+    """
+    assert ("LCK502", 7) in lint(cli, tmp_path, src)
