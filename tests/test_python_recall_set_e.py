@@ -461,3 +461,36 @@ def test_script_name_without_extension_in_tmp(cli, tmp_path, name):
             os.remove(pidfile)
     """
     assert ("LCK502", 7) in lint(cli, tmp_path, src)
+
+
+def test_lock_named_error_beside_an_accepting_return_is_quiet(cli, tmp_path):
+    # an ensure-dir helper: an existing real directory is accepted, anything else is an error
+    found = lint(
+        cli,
+        tmp_path,
+        """
+        import stat
+        from pathlib import Path
+
+
+        class LockProtocolError(OSError):
+            pass
+
+
+        def ensure_dir(directory: Path) -> None:
+            try:
+                directory.mkdir()
+            except FileExistsError:
+                try:
+                    mode = directory.lstat().st_mode
+                except OSError as error:
+                    raise LockProtocolError(f"cannot inspect {directory}") from error
+                if stat.S_ISDIR(mode) and not stat.S_ISLNK(mode):
+                    return
+                raise LockProtocolError(f"{directory} is not a real directory") from None
+
+
+        ensure_dir(Path("/var/lib/app/claims"))
+        """,
+    )
+    assert not {c for c, _l in found if c.startswith("LCK1")}

@@ -290,7 +290,13 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             # made by __enter__ and removed by __exit__ of the same class: a scope lock
             scoped = self._scoped_by_exit(c, path)
             # `raise AlreadyLocked(...)` on the clash: the caller is told another run holds it
-            lock_error = end is not None and end.kind == "raise" and self._raises_busy(end.node)
+            # (a handler that also returns accepts the existing name: an ensure-dir helper)
+            lock_error = (
+                end is not None
+                and end.kind == "raise"
+                and self._raises_busy(end.node)
+                and not any(True for _r in self.descendants(h.body, cst.Return))
+            )
             if "FileExistsError" not in self.handler_names(h) and not eexist:
                 # a generic OSError handler is error handling unless the name, an exit or
                 # the with-scope says lock
