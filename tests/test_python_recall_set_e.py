@@ -494,3 +494,62 @@ def test_lock_named_error_beside_an_accepting_return_is_quiet(cli, tmp_path):
         """,
     )
     assert not {c for c, _l in found if c.startswith("LCK1")}
+
+
+# --------------------------------------------------------------------------- a lock name
+# hashed from the arguments alone is as predictable as they are (LCK502)
+
+HASH_TEMPLATE = """
+    import hashlib
+    import json
+    import os
+    import sys
+    import time
+    import uuid
+
+
+    def lock(*args, **kwargs):
+        {digest}
+        path = os.path.join("/tmp", name + ".lock")
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            sys.exit(1)
+        return fd, path
+
+
+    fd, path = lock("nightly", mode="full")
+    try:
+        print("work")
+    finally:
+        os.remove(path)
+"""
+
+
+@pytest.mark.parametrize(
+    "digest",
+    [
+        "name = hashlib.md5(json.dumps(kwargs).encode()).hexdigest()",
+        "h = hashlib.sha1()\n        h.update(repr(args).encode())\n        name = h.hexdigest()",
+        "name = hashlib.sha256(sys.argv[0].encode()).hexdigest()",
+    ],
+    ids=["md5-kwargs", "sha1-update-args", "sha256-script"],
+)
+def test_digest_of_arguments_is_predictable(cli, tmp_path, digest):
+    line = 13 + digest.count("\n")  # the os.open call
+    assert ("LCK502", line) in lint(cli, tmp_path, HASH_TEMPLATE.format(digest=digest))
+
+
+@pytest.mark.parametrize(
+    "digest",
+    [
+        "name = hashlib.md5(str(uuid.uuid4()).encode()).hexdigest()",
+        "h = hashlib.sha1(repr(args).encode())\n        h.update(str(time.time()).encode())"
+        "\n        name = h.hexdigest()",
+    ],
+    ids=["uuid", "time-mixed-in"],
+)
+def test_digest_with_a_unique_input_is_quiet(cli, tmp_path, digest):
+    found = lint(cli, tmp_path, HASH_TEMPLATE.format(digest=digest))
+    assert ("LCK101", 13 + digest.count("\n")) in found
+    assert not {c for c, _l in found if c == "LCK502"}

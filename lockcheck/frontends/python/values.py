@@ -779,8 +779,66 @@ class Values:
             if base and base[-1].kind is PartKind.LIT:
                 base = [*base[:-1], Part(PartKind.LIT, base[-1].value.rstrip("/") or "/")]
             return base
+        if m == "hexdigest" and isinstance(node.func, cst.Attribute) and not args:
+            return self._digest_parts(node.func.value, depth)
         ret = self.returned_parts(node, depth)  # a helper of this file building the path
         return ret if ret is not None else unknown
+
+    _PREDICTABLE = frozenset(
+        {PartKind.LIT, PartKind.ARG, PartKind.SCRIPT, PartKind.SCRIPT_NAME, PartKind.USER}
+    )
+
+    def _digest_parts(self, obj: Any, depth: int) -> list[Part]:
+        """``hashlib.md5(X).hexdigest()``, or ``h = hashlib.sha1(); h.update(X)`` in the same
+        function: a name derived from X alone, so as predictable as X (an argument, the
+        script's name, a literal: ARG; anything else: UNKNOWN)."""
+        cst = self.cst
+        unknown = [Part(PartKind.UNKNOWN)]
+        ctor, inputs = obj, []
+        if isinstance(obj, cst.Name):
+            ctor = self.lookup(obj)
+            scope = self.func_of(obj) or self.module
+            for c in self.descendants(scope, cst.Call):
+                f = c.func
+                if (
+                    self.method(c) == "update"
+                    and isinstance(f, cst.Attribute)
+                    and isinstance(f.value, cst.Name)
+                    and f.value.value == obj.value
+                ):
+                    inputs.extend(a.value for a in c.args)
+        if not isinstance(ctor, cst.Call) or not self.call_q(ctor).startswith("hashlib."):
+            return unknown
+        inputs.extend(a.value for a in ctor.args if a.keyword is None)
+        if not inputs:
+            return unknown
+        for x in inputs:
+            parts = self._hashed_parts(x, depth)
+            if not parts or any(p.kind not in self._PREDICTABLE for p in parts):
+                return unknown
+        return [Part(PartKind.ARG)]
+
+    def _hashed_parts(self, x: Any, depth: int) -> list[Part]:
+        """The parts of a hashed value, through ``.encode()``, ``json.dumps``, ``str``/
+        ``repr``; the function's own ``*args``/``**kwargs`` are its arguments."""
+        cst = self.cst
+        while isinstance(x, cst.Call):
+            q, m = self.call_q(x), self.method(x)
+            if m == "encode" and isinstance(x.func, cst.Attribute):
+                x = x.func.value
+            elif q in ("json.dumps", "str", "repr", "bytes") and x.args:
+                x = x.args[0].value
+            else:
+                break
+        if isinstance(x, cst.Name):
+            func = self.func_of(x)
+            ps = func.params if isinstance(func, cst.FunctionDef) else None
+            stars = [ps.star_arg, ps.star_kwarg] if ps is not None else []
+            if any(
+                getattr(st, "name", None) is not None and st.name.value == x.value for st in stars
+            ):
+                return [Part(PartKind.ARG)]
+        return _merge(self._parts(x, depth + 1))
 
     def is_pathlike(self, node: Any, depth: int = 0) -> bool:
         cst = self.cst
