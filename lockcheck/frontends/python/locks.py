@@ -18,7 +18,7 @@ from ...model import (
     Probe,
     Removal,
 )
-from ...paths import lockish_name
+from ...paths import lockish_name, lockish_text
 from .calls import (
     BUSY_ERRORS,
     FILE_EXISTS_ERRORS,
@@ -273,7 +273,12 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 end = self.find_end(stmts)
                 if end is None and not (stmts and self._retried(t)):
                     continue
-            if end is not None and end.kind == "return" and self._result_ignored(end.node):
+            if (
+                end is not None
+                and end.kind == "return"
+                and self._result_ignored(end.node)
+                and not self._sets_tested_flag(end.node)
+            ):
                 continue  # make-if-missing helper: no caller decides anything on the clash
             if end is None and self._recreates(stmts, path):
                 continue  # except FileExistsError: rmtree(d); mkdir(d): the run always goes on
@@ -284,6 +289,14 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             )
             # made by __enter__ and removed by __exit__ of the same class: a scope lock
             scoped = self._scoped_by_exit(c, path)
+            # `raise AlreadyLocked(...)` on the clash: the caller is told another run holds it
+            # (a handler that also returns accepts the existing name: an ensure-dir helper)
+            lock_error = (
+                end is not None
+                and end.kind == "raise"
+                and self._raises_busy(end.node)
+                and not any(True for _r in self.descendants(h.body, cst.Return))
+            )
             if "FileExistsError" not in self.handler_names(h) and not eexist:
                 # a generic OSError handler is error handling unless the name, an exit or
                 # the with-scope says lock
@@ -291,6 +304,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     not lockish_name(path)
                     and not (end is not None and end.kind == "exit")
                     and not scoped
+                    and not lock_error
                 ):
                     continue
                 if not lockish_name(path) and self._guarded_by_absence(c, path):
@@ -301,6 +315,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 and not lockish_name(path)
                 and "SystemExit" not in self.code(end.node)
                 and not scoped
+                and not lock_error
             ):
                 continue  # an error raised on a clash: exclusive create of output
             if end is not None and end.kind == "loop" and not lockish_name(path):
@@ -345,6 +360,8 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             t, h = self.catching_handler(c, {"FileExistsError"})
             if h is None or "FileExistsError" not in self.handler_names(h):
                 continue
+            if why and self._exclusive_before(c, t):
+                continue  # `mkdir(d); open(d/"pid", "w")`: the clash is the mkdir's
             if not why and {"FileNotFoundError", "NotADirectoryError"} & self.handler_names(h):
                 # exist_ok=True raises FileExistsError only for a file in the way: caught with
                 # the other errors of an unusable path, it is path handling, not a busy branch
@@ -369,6 +386,26 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     function=self._fname(c),
                 )
             )
+
+    def _exclusive_before(self, call: Any, tr: Any) -> bool:
+        """An exclusive create (``os.mkdir``, ``"x"``, ``O_EXCL``) runs before ``call`` in the
+        body of the ``try`` ``tr``: a ``FileExistsError`` there is that create's."""
+        start = self.span(call).start
+        for c in self.descendants(tr.body, self.cst.Call):
+            if self.span(c).start >= start:
+                continue
+            cr = self.creation(c)
+            if cr is not None and cr[2] != "plain":
+                return True
+        return False
+
+    def _raises_busy(self, raise_node: Any) -> bool:
+        """The exception raised on the clash is named like a lock (``raise AlreadyLocked``,
+        ``PIDLockedException(name, pid)``): it tells the caller another run holds it."""
+        exc = raise_node.exc
+        if exc is None:
+            return False
+        return lockish_text(self.code(exc.func if isinstance(exc, self.cst.Call) else exc))
 
     def _raises_error(self, stmts: list[Any]) -> bool:
         """The handler ends by raising an error: an exception other than a bare re-raise, or
@@ -457,6 +494,39 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         return bool(sites) and all(
             isinstance(self.up(c), self.cst.Expr) or self._only_reported(c) for c, _m in sites
         )
+
+    def _sets_tested_flag(self, ret: Any) -> bool:
+        """The function of ``ret`` records success in an attribute (``self.locked = True``
+        outside its handlers) that a ``while``, or an ``if`` that leaves (raise, return, exit,
+        loop jump), tests: the return on the clash leaves it unset, and the caller decides on
+        the attribute, not the result."""
+        cst = self.cst
+        func = self.func_of(ret)
+        if func is None or self.class_of(func) is None:
+            return False
+        flags = set()
+        for a in self.descendants(func.body, cst.Assign):
+            if self.const(a.value) is not True or any(
+                isinstance(x, cst.ExceptHandler) for x in self.ancestors(a)
+            ):
+                continue
+            for t in a.targets:
+                tg = t.target
+                if (
+                    isinstance(tg, cst.Attribute)
+                    and isinstance(tg.value, cst.Name)
+                    and tg.value.value == "self"
+                ):
+                    flags.add(tg.attr.value)
+        if not flags:
+            return False
+        for n in self.descendants(self.module, (cst.If, cst.While)):
+            if isinstance(n, cst.If) and self.find_end(list(n.body.body)) is None:
+                continue  # `if self.locked: os.unlink(p)`: a release, not the decision
+            for at in self.descendants(n.test, cst.Attribute):
+                if at.attr.value in flags:
+                    return True  # `self.locked`, or `p.locked` on an instance
+        return False
 
     def _only_reported(self, call: Any) -> bool:
         """``call`` is the test of an ``if`` whose branches only print or log (``if

@@ -48,7 +48,8 @@ class Processes:
                 self._liveness(test, pid_file, isinstance(test.comparisons[0].operator, cst.NotIn))
 
     def _process_listing(self, node: Any, depth: int = 0) -> bool:
-        """The output of a command that lists processes, through names and method calls."""
+        """The output of a command that lists processes (or ``psutil.pids()``), through names
+        and method calls."""
         cst = self.cst
         if depth > 3 or node is None:
             return False
@@ -58,6 +59,8 @@ class Processes:
                 v is not None and not isinstance(v, tuple) and self._process_listing(v, depth + 1)
             )
         for c in self.descendants(node, cst.Call):
+            if self.call_q(c) in ("psutil.pids", "psutil.process_iter"):
+                return True  # the process table itself
             if self.call_q(c) in self._COMMAND_CALLS:
                 cmd = self.arg(c, 0, "args")
                 if isinstance(cmd, (cst.List, cst.Tuple)) and cmd.elements:

@@ -344,34 +344,17 @@ class Values:
                     finally:
                         self._bound_params = saved
                 if v[0] == "param":
-                    pkey = id(v[2])
-                    resolved = self._param_cache.get(pkey) if not self._choice else None
-                    if resolved is None:
-                        if pkey in self._resolving:
-                            return [Part(PartKind.VAR, node.value)]  # recursion
-                        self._resolving.add(pkey)
-                        try:
-                            vals = self.param_values(v[1], v[2])
-                            resolved = [self._parts(x, depth + 1) for x in vals]
-                        finally:
-                            self._resolving.discard(pkey)
-                        if not self._choice:
-                            self._param_cache[pkey] = resolved
-                    keys = {tuple(r) for r in resolved}
-                    if len(keys) == 1:
-                        return resolved[0]
-                    pid = id(v[2])
-                    if pid in self._choice and self._choice[pid] < len(resolved):
-                        return resolved[self._choice[pid]]
-                    if resolved:
-                        self._multi.setdefault(pid, len(resolved))
-                    return [Part(PartKind.VAR, node.value)]
+                    return self._param_parts(node, v[1], v[2], depth)
                 if v[0] == "for":
                     return [Part(PartKind.VAR, node.value)]
                 return unknown
             alt = self._env_or_literal(node, v, depth)
             if alt is not None:
                 return alt
+            filled = self._default_fill(node, v)
+            if filled is not None:
+                # `if not path: path = X`: the callers' values that are set, and X
+                return self._param_parts(node, filled[0], filled[1], depth, extra=v)
             return self._parts(v, depth + 1)
         if isinstance(node, cst.Attribute):
             return self._attr_parts(node, depth)
@@ -413,6 +396,68 @@ class Values:
             return unknown
         return unknown
 
+    def _param_parts(
+        self, node: Any, func: Any, param: Any, depth: int, extra: Any = None
+    ) -> list[Part]:
+        """A parameter's value from the call sites (and its default); several different
+        values: VAR, with each value kept as a variant (see :meth:`path`).  ``extra`` is the
+        value a default fill binds (:meth:`_default_fill`): it replaces the call-site values
+        that are ``None``."""
+        pkey = id(param) if extra is None else id(extra)
+        resolved = self._param_cache.get(pkey) if not self._choice else None
+        if resolved is None:
+            if pkey in self._resolving:
+                return [Part(PartKind.VAR, node.value)]  # recursion
+            self._resolving.add(pkey)
+            try:
+                vals = self.param_values(func, param)
+                if extra is not None:
+                    # `None` (passed, or the default of a call that passes nothing) is filled
+                    vals = [extra if self._is_none(x) else x for x in vals] or [extra]
+                resolved = [self._parts(x, depth + 1) for x in vals]
+            finally:
+                self._resolving.discard(pkey)
+            if not self._choice:
+                self._param_cache[pkey] = resolved
+        keys = {tuple(r) for r in resolved}
+        if len(keys) == 1:
+            return resolved[0]
+        if pkey in self._choice and self._choice[pkey] < len(resolved):
+            return resolved[self._choice[pkey]]
+        if resolved:
+            self._multi.setdefault(pkey, len(resolved))
+        return [Part(PartKind.VAR, node.value)]
+
+    def _is_none(self, node: Any) -> bool:
+        return isinstance(node, self.cst.Name) and node.value == "None"
+
+    def _default_fill(self, node: Any, v: Any) -> tuple[Any, Any] | None:
+        """``v`` is bound in the body of ``if not NAME:`` / ``if NAME is None:`` where NAME
+        is a parameter of the enclosing function: (function, parameter), else None."""
+        cst = self.cst
+        br = self._branch_of(v)
+        func = self.func_of(v)
+        if br is None or not br[1] or func is None or not isinstance(func, cst.FunctionDef):
+            return None
+        test, name = br[0].test, node.value
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            subject = test.expression
+        elif (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.Equal))
+            and self._is_none(test.comparisons[0].comparator)
+        ):
+            subject = test.left
+        else:
+            return None
+        if not (isinstance(subject, cst.Name) and subject.value == name):
+            return None
+        if self.func_of(node) is not func:
+            return None
+        param = next((p for p in self._params(func) if p.name.value == name), None)
+        return (func, param) if param is not None else None
+
     def _split_parts(self, node: Any, depth: int) -> list[Part] | None:
         """``os.path.split(p)[-1]`` (the base name), ``[0]`` (the directory), and
         ``os.path.splitext(p)[0]`` (the name without its extension)."""
@@ -421,6 +466,13 @@ class Values:
         if not isinstance(call, cst.Call) or not node.slice or len(node.slice) != 1:
             return None
         q = self.call_q(call)
+        if q not in ("os.path.split", "posixpath.split") and self.method(call) in (
+            "split",
+            "rsplit",
+            "partition",
+            "rpartition",
+        ):
+            return self._dot_cut(node, call, depth)  # `name.split(".")[0]`
         if q not in ("os.path.split", "os.path.splitext") or not call.args:
             return None
         sl = node.slice[0].slice
@@ -431,6 +483,27 @@ class Values:
         if q == "os.path.split":
             return _dirname(base) if index == 0 else _basename(base)
         return _strip_ext(base) if index == 0 else [Part(PartKind.UNKNOWN)]
+
+    def _dot_cut(self, node: Any, call: Any, depth: int) -> list[Part] | None:
+        """``name.split(".")[0]`` (``rsplit(".", 1)[0]``, ``partition(".")[0]``): the name
+        without its extension."""
+        cst = self.cst
+        sl = node.slice[0].slice
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        if (
+            not isinstance(call.func, cst.Attribute)
+            or not isinstance(sl, cst.Index)
+            or self.const(sl.value) != 0
+            or not args
+            or self.const(args[0]) != "."
+        ):
+            return None
+        base = _merge(self._parts(call.func.value, depth + 1))
+        if len(base) == 1 and base[0].kind is PartKind.LIT:
+            text = base[0].value
+            cut = text.split(".")[0] if self.method(call) in ("split", "partition") else None
+            return [Part(PartKind.LIT, cut if cut is not None else text.rsplit(".", 1)[0])]
+        return _strip_ext(base)
 
     _CUT_END = re.compile(r"\s*:\s*(?:-\s*(\d+)|len\(\s*(\w+)\s*\)\s*-\s*(\d+))\s*")
 
@@ -695,8 +768,77 @@ class Values:
             return _join(_dirname(base), self._parts(args[0], depth + 1))
         if m in ("strip", "rstrip") and isinstance(node.func, cst.Attribute) and not args:
             return self._parts(node.func.value, depth + 1)
+        if (
+            m == "rstrip"
+            and isinstance(node.func, cst.Attribute)
+            and len(args) == 1
+            and (self.const(args[0]) == "/" or self.qname(args[0]) == "os.sep")
+        ):
+            # `gettempdir().rstrip("/")`: the directory without its trailing slash
+            base = self._parts(node.func.value, depth + 1)
+            if base and base[-1].kind is PartKind.LIT:
+                base = [*base[:-1], Part(PartKind.LIT, base[-1].value.rstrip("/") or "/")]
+            return base
+        if m == "hexdigest" and isinstance(node.func, cst.Attribute) and not args:
+            return self._digest_parts(node.func.value, depth)
         ret = self.returned_parts(node, depth)  # a helper of this file building the path
         return ret if ret is not None else unknown
+
+    _PREDICTABLE = frozenset(
+        {PartKind.LIT, PartKind.ARG, PartKind.SCRIPT, PartKind.SCRIPT_NAME, PartKind.USER}
+    )
+
+    def _digest_parts(self, obj: Any, depth: int) -> list[Part]:
+        """``hashlib.md5(X).hexdigest()``, or ``h = hashlib.sha1(); h.update(X)`` in the same
+        function: a name derived from X alone, so as predictable as X (an argument, the
+        script's name, a literal: ARG; anything else: UNKNOWN)."""
+        cst = self.cst
+        unknown = [Part(PartKind.UNKNOWN)]
+        ctor, inputs = obj, []
+        if isinstance(obj, cst.Name):
+            ctor = self.lookup(obj)
+            scope = self.func_of(obj) or self.module
+            for c in self.descendants(scope, cst.Call):
+                f = c.func
+                if (
+                    self.method(c) == "update"
+                    and isinstance(f, cst.Attribute)
+                    and isinstance(f.value, cst.Name)
+                    and f.value.value == obj.value
+                ):
+                    inputs.extend(a.value for a in c.args)
+        if not isinstance(ctor, cst.Call) or not self.call_q(ctor).startswith("hashlib."):
+            return unknown
+        inputs.extend(a.value for a in ctor.args if a.keyword is None)
+        if not inputs:
+            return unknown
+        for x in inputs:
+            parts = self._hashed_parts(x, depth)
+            if not parts or any(p.kind not in self._PREDICTABLE for p in parts):
+                return unknown
+        return [Part(PartKind.ARG)]
+
+    def _hashed_parts(self, x: Any, depth: int) -> list[Part]:
+        """The parts of a hashed value, through ``.encode()``, ``json.dumps``, ``str``/
+        ``repr``; the function's own ``*args``/``**kwargs`` are its arguments."""
+        cst = self.cst
+        while isinstance(x, cst.Call):
+            q, m = self.call_q(x), self.method(x)
+            if m == "encode" and isinstance(x.func, cst.Attribute):
+                x = x.func.value
+            elif q in ("json.dumps", "str", "repr", "bytes") and x.args:
+                x = x.args[0].value
+            else:
+                break
+        if isinstance(x, cst.Name):
+            func = self.func_of(x)
+            ps = func.params if isinstance(func, cst.FunctionDef) else None
+            stars = [ps.star_arg, ps.star_kwarg] if ps is not None else []
+            if any(
+                getattr(st, "name", None) is not None and st.name.value == x.value for st in stars
+            ):
+                return [Part(PartKind.ARG)]
+        return _merge(self._parts(x, depth + 1))
 
     def is_pathlike(self, node: Any, depth: int = 0) -> bool:
         cst = self.cst
