@@ -78,3 +78,31 @@ def test_an_unconditional_exit_after_the_test_still_is(cli, tmp_path):
         '[ -e "$TEST_DIR" ] && { echo busy; exit 1; }\nmkdir "$TEST_DIR"',
     )
     assert "LCK103" in {c for c, _ in codes(cli, tmp_path, src)}
+
+
+PID_FILE_JOB = """
+    #!/bin/bash
+    PIDFILE=/var/tmp/backup.pid
+    {guard}
+    echo $$ > "$PIDFILE"
+    rsync -a /srv/data /backup
+    """
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        '[ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null && exit 0',
+        "if [ -e $PIDFILE ] && kill -0 `cat $PIDFILE`; then exit; fi",
+        'test -f "$PIDFILE" && ps -p "$(cat "$PIDFILE")" >/dev/null && exit 0',
+    ],
+)
+def test_a_pid_file_never_removed_but_tested_for_liveness_is_a_lock(cli, tmp_path, guard):
+    # not a run-once marker: the stored PID decides, so two runs can pass the test together
+    got = codes(cli, tmp_path, PID_FILE_JOB.format(guard=guard))
+    assert {("LCK103", 4), ("LCK105", 3)} <= got, got
+
+
+def test_a_marker_never_removed_without_a_liveness_test_stays_a_run_once_marker(cli, tmp_path):
+    src = PID_FILE_JOB.format(guard='[ -e "$PIDFILE" ] && exit 0').replace("echo $$ >", "date >")
+    assert "LCK103" not in {c for c, _ in codes(cli, tmp_path, src)}

@@ -130,8 +130,16 @@ class Finish:
                 made = self.made_at.get(id(a), self.acq_order[i])
                 if k in flocked and not self._removed_after(k, made):
                     continue
-                if not self._removed_after(k, self.acq_order[i]) and not (
-                    lockish_text(k.rsplit("/", 1)[-1]) and self._busy_fails(a)
+                # ... nor is a PID file whose stored PID is tested for liveness first
+                # (`[ -f F ] && kill -0 "$(cat F)" && exit 0; echo $$ > F`): a PID-file lock
+                held_pid = id(a) in self.pid_made or any(
+                    c.consequential and c.pid_file is not None and c.pid_file.key() == k
+                    for c in self.facts.liveness
+                )
+                if (
+                    not held_pid
+                    and not self._removed_after(k, self.acq_order[i])
+                    and not (lockish_text(k.rsplit("/", 1)[-1]) and self._busy_fails(a))
                 ):
                     continue
             keep.append(i)
