@@ -8,7 +8,6 @@ only when a file of their language is analysed, so a shell-only run never import
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -17,7 +16,7 @@ from typing import Any
 from .discover import Target
 from .model import Finding
 from .settings import Settings
-from .source import Source, decode
+from .source import Source, decode, read_regular
 
 # Forking one more worker (the frontends already imported) costs a few milliseconds; it
 # pays from about this much work on.  Work is counted in Python-file equivalents: libcst
@@ -96,20 +95,8 @@ def check_target(target: Target) -> FileResult:
     res = FileResult(target.path, target.display, target.language)
     if target.data is not None:
         return check_bytes(target, target.data, res)
-    try:
-        if not stat.S_ISREG(os.stat(target.path).st_mode):  # a FIFO would block the run
-            res.error = f"{target.display}: not a regular file"
-            return res
-        with open(target.path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        res.error = f"{target.display}: No such file or directory"
-        return res
-    except IsADirectoryError:
-        res.error = f"{target.display}: Is a directory"
-        return res
-    except OSError as exc:
-        res.error = f"{target.display}: {exc.strerror or exc}"
+    data, res.error = read_regular(target.path, target.display)
+    if data is None:
         return res
     return check_bytes(target, data, res)
 

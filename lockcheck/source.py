@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
+import stat
 from dataclasses import dataclass
 
 # UTF-32-LE's mark begins with UTF-16-LE's: the longer marks are tried first
@@ -67,3 +69,15 @@ def encode(text: str, source: Source | None = None) -> bytes:
     if source.bom:
         return source.bom + text.encode(source.encoding)
     return text.encode(source.encoding, errors="surrogateescape")
+
+
+def read_regular(path: str, display: str) -> tuple[bytes | None, str | None]:
+    """The bytes of the regular file ``path``, or None and a one-line error naming it as
+    ``display`` (a FIFO or device is refused: reading it could block the run)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None, f"{display}: not a regular file"
+        with open(path, "rb") as fh:
+            return fh.read(), None
+    except OSError as exc:
+        return None, f"{display}: {exc.strerror or exc}"

@@ -173,14 +173,14 @@ def test_missing_path_is_an_error_but_the_rest_is_reported(cli, tmp_path):
 def test_unreadable_file_is_an_error(cli, tmp_path, monkeypatch):
     import builtins
 
-    import lockcheck.runner as runner
+    import lockcheck.source as source
 
     def guarded_open(file, *args, **kwargs):
         if str(file).endswith("secret.sh"):  # chmod 0 does not stop root: simulate it
             raise PermissionError(13, "Permission denied", str(file))
         return builtins.open(file, *args, **kwargs)
 
-    monkeypatch.setattr(runner, "open", guarded_open, raising=False)
+    monkeypatch.setattr(source, "open", guarded_open, raising=False)  # where files are read
     write(tmp_path, "secret.sh", SILENT_SKIP)
     write(tmp_path, "backup.sh", SILENT_SKIP)
     os.mkfifo(tmp_path / "pipe.sh")  # named explicitly: must not block the run

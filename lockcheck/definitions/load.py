@@ -8,7 +8,6 @@ on line 1, and the other files go on."""
 from __future__ import annotations
 
 import os
-import stat
 
 from . import Definition, parse
 from .embedded import shell_findings
@@ -17,17 +16,11 @@ from .embedded import shell_findings
 def load(t, r, kind: str, data: bytes | None = None) -> Definition | None:
     """Read one definition file into its result (text, bytes, decoding) and parse it; None
     when it cannot be read (``r.error``) or is binary.  ``data``: its bytes, already read."""
-    from ..source import Source, decode
+    from ..source import Source, decode, read_regular
 
     if data is None:
-        try:
-            if not stat.S_ISREG(os.stat(t.path).st_mode):  # a FIFO would block the run
-                r.error = f"{t.display}: not a regular file"
-                return None
-            with open(t.path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            r.error = f"{t.display}: {exc.strerror or exc}"
+        data, r.error = read_regular(t.path, t.display)
+        if data is None:
             return None
     source = decode(data, "python" if kind == "airflow" else None)
     if source is None and kind == "windows":  # UTF-16 without a BOM
