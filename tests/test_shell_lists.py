@@ -106,3 +106,35 @@ def test_a_pid_file_never_removed_but_tested_for_liveness_is_a_lock(cli, tmp_pat
 def test_a_marker_never_removed_without_a_liveness_test_stays_a_run_once_marker(cli, tmp_path):
     src = PID_FILE_JOB.format(guard='[ -e "$PIDFILE" ] && exit 0').replace("echo $$ >", "date >")
     assert "LCK103" not in {c for c, _ in codes(cli, tmp_path, src)}
+
+
+PID_ONLY_JOB = """
+    #!/bin/bash
+    PIDFILE=/var/tmp/backup.pid
+    {guard}
+    echo $$ > "$PIDFILE"
+    rsync -a /srv/data /backup
+    """
+
+
+@pytest.mark.parametrize(
+    ("guard", "code"),
+    [
+        ('if kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then exit 0; fi', "LCK401"),
+        ('kill -0 "$(cat "$PIDFILE")" 2>/dev/null && exit 0', "LCK401"),
+        ('kill -0 $(cat $PIDFILE) 2>/dev/null && { echo "running"; exit; }', "LCK401"),
+        (
+            'if kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then logger -t backup busy; exit 0; fi',
+            "LCK402",
+        ),
+    ],
+)
+def test_the_alive_branch_of_a_pid_file_lock_is_its_busy_branch(cli, tmp_path, guard, code):
+    got = codes(cli, tmp_path, PID_ONLY_JOB.format(guard=guard))
+    assert (code, 3) in got, got
+
+
+def test_a_pid_file_lock_whose_busy_run_exits_75_is_not_a_silent_skip(cli, tmp_path):
+    guard = 'kill -0 "$(cat "$PIDFILE")" 2>/dev/null && { echo busy >&2; exit 75; }'
+    got = {c for c, _ in codes(cli, tmp_path, PID_ONLY_JOB.format(guard=guard))}
+    assert "LCK105" in got and not got & {"LCK401", "LCK402"}

@@ -298,6 +298,9 @@ class Files:
             )
         else:
             acq = Acquire(LockKind.PIDFILE, "pid file", path, span, truncating=True)
+        if acq.busy is None and key in self.alive_busy:
+            acq.busy = self.alive_busy[key]  # `kill -0 "$(cat F)" && exit 0`: the skip
+            self.loser_exits[id(acq)] = True
         acq.service_record = self.facts.init_script
         self.pid_made.add(id(acq))
         self.add_acquire(acq)

@@ -285,6 +285,13 @@ class Processes:
             self.facts.liveness.append(chk)
         elif consequential:
             seen.consequential = True  # a function called from several places
+        if pos.tested and consequential and fkey is not None and fkey not in self.alive_busy:
+            # the branch taken while the holder lives: the busy branch of a PID-file lock
+            alive = pos.on_fail if negated else pos.on_success
+            if alive is not None and not alive.fallthrough:
+                busy = self.branch_outcome(alive, 1 if neg else 0, node)
+                if busy is not None and busy.ends_run:
+                    self.alive_busy[fkey] = busy
         if pos.tested:
             key = pid_file.key() if pid_file is not None else None
             # the branch taken when the holder is judged dead
