@@ -6,6 +6,7 @@ without its package's ``importlib.resources``, and the bounds still hold for a s
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 import textwrap
@@ -13,12 +14,34 @@ from pathlib import Path
 
 SAMPLE = Path(__file__).resolve().parent.parent / "bench" / "samples" / "nightly-report.py"
 HEAVY = ("multiprocessing", "importlib.resources")
+REPO = Path(__file__).resolve().parent.parent
 
 
 def _env(**extra: str) -> dict[str, str]:
+    # The child runs with ``-S``: a ``.pth`` file of the machine's site-packages may import
+    # anything at start-up (seen in CI: a certificate hook imports certifi, and with it
+    # importlib.resources), and what is measured here is what lockcheck itself imports.
+    # Without site processing the package and its dependencies come from PYTHONPATH.
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOCKCHECK_")}
+    paths = [str(REPO), *site.getsitepackages()]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     env.update(extra)
     return env
+
+
+def _python(code: str) -> list[str]:
+    return [sys.executable, "-S", "-c", code]
+
+
+def test_the_child_interpreter_starts_without_the_heavy_modules():
+    # the premise of the tests below: a bare start imports none of HEAVY, so their absence
+    # after a scan is lockcheck's doing
+    code = f"import sys; print(sorted(m for m in sys.modules if m in {HEAVY!r}))"
+    proc = subprocess.run(
+        _python(code), capture_output=True, text=True, timeout=60, check=False, env=_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
 
 
 def _scan_in_child(path: Path, env: dict[str, str]) -> tuple[str, str]:
@@ -31,7 +54,7 @@ def _scan_in_child(path: Path, env: dict[str, str]) -> tuple[str, str]:
         """
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code],
+        _python(code),
         capture_output=True,
         text=True,
         timeout=120,
@@ -59,7 +82,7 @@ def test_analysing_a_python_file_does_not_import_importlib_resources():
         """
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+        _python(code), capture_output=True, text=True, timeout=120, check=False, env=_env()
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["1", "False"]
