@@ -261,10 +261,19 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if h is None:
                 continue
             stmts = list(h.body.body)
+            flag_ret = None
             if not self.decides(stmts) and not (self._sleeps(stmts) and self._retried(t)):
-                continue  # `while True: try: ... except FileExistsError: sleep(1)` retries
+                # `while True: try: ...; break / except FileExistsError: pass`, then a sleep:
+                # each clash tries again; `ok = False` ... `ok = True` after the create, the
+                # handler falls through to `return ok`: the caller decides on the flag
+                flag_ret = self._success_flag_returned(t, h, c)
+                if flag_ret is None and not self._retried_after(t):
+                    continue
             path = self.path(pnode)
             end = self.find_end(stmts)
+            if flag_ret is not None:
+                stmts = [self.stmt_of(flag_ret)]
+                end = self.find_end(stmts)
             if end is not None and self._tolerates_eexist(h, end):
                 # `if e.errno != EEXIST: raise`, then what the clash does: a timeout raise or
                 # an exit, or the retry of an enclosing loop; nothing after: the name is
@@ -327,7 +336,12 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 )
                 if isinstance(loop, cst.For):
                     continue
-            busy = self.busy_branch(stmts, h, t)
+            if flag_ret is not None:
+                busy = self._propagate(self.func_of(flag_ret), flag_ret, 0, forced=(False,))
+                if busy is None:
+                    busy = BusyBranch(self.span(flag_ret), False, None)
+            else:
+                busy = self.busy_branch(stmts, h, t)
             acq = Acquire(LockKind.EXISTENCE, mech, path, self.span(c), busy=busy)
             acq.function = self._fname(c)
             self.handled_creates.add(id(c))
@@ -445,6 +459,60 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if isinstance(a, cst.While):
                 return True
         return False
+
+    def _retried_after(self, tr: Any) -> bool:
+        """The try is in a ``while`` loop of its function whose body waits (a sleep outside
+        the try) and whose try body leaves the loop on success (``break``/``return``)."""
+        cst = self.cst
+        loop = None
+        for a in self.ancestors(tr):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(a, cst.While):
+                loop = a
+                break
+        if loop is None:
+            return False
+        leaves = any(True for _ in self.descendants(tr.body, (cst.Break, cst.Return)))
+        waits = any(
+            self.call_q(c) in ("time.sleep", "asyncio.sleep") and not self.within(c, tr)
+            for c in self.descendants(loop.body, cst.Call)
+        )
+        return leaves and waits
+
+    def _success_flag_returned(self, tr: Any, handler: Any, create: Any) -> Any:
+        """``ok = False``; ``try: create; ...; ok = True`` / ``except FileExistsError:`` that
+        leaves ``ok`` alone; later ``return ok``: that Return (the clash returns False), or
+        None."""
+        cst = self.cst
+        func = self.func_of(tr)
+        if func is None:
+            return None
+        flags = set()
+        for a in self.descendants(tr.body, cst.Assign):
+            if (
+                self.const(a.value) is True
+                and len(a.targets) == 1
+                and isinstance(a.targets[0].target, cst.Name)
+                and self.off(a) > self.off(create)
+                and not any(isinstance(x, cst.ExceptHandler) for x in self.ancestors(a))
+            ):
+                flags.add(a.targets[0].target.value)
+        if not flags:
+            return None
+        for a in self.descendants(handler, cst.Assign):
+            for t in a.targets:
+                if isinstance(t.target, cst.Name) and t.target.value in flags:
+                    return None
+        for r in self.descendants(func.body, cst.Return):
+            if (
+                isinstance(r.value, cst.Name)
+                and r.value.value in flags
+                and self.off(r) > self.off(tr)
+                and self.func_of(r) is func
+            ):
+                return r
+        return None
 
     _PID_WORD = re.compile(r"\bpid\b|getpid|_pid\b", re.I)
 
@@ -1026,6 +1094,9 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             ):
                 continue  # `if exists(P): remove(P)`, then create: an overwrite, not a guard
             if positive:
+                alive = self._alive_branch(busy_stmts)
+                if alive is not None:
+                    busy_stmts = alive  # `if isfile(P): ... os.kill(pid, 0) ... else: exit`
                 end = self.find_end(busy_stmts)
                 kill = self._kills_holder(busy_stmts, path) if end is None else None
                 if end is None and kill is None:
@@ -1071,6 +1142,39 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 self._unreleased_pidfiles.append(acq)  # a lock if its PID is tested
                 continue
             self.facts.acquires.append(acq)
+
+    _ALIVE_CALLS = ("psutil.pid_exists", "os.kill")
+
+    def _alive_branch(self, stmts: list[Any]) -> list[Any] | None:
+        """The statements run when a liveness test among ``stmts`` finds the holder alive
+        (``try: os.kill(pid, 0) / except OSError: ... / else: <alive>``, ``if
+        psutil.pid_exists(pid): <alive>``), when they leave; else None."""
+        cst = self.cst
+
+        def tests(node: Any) -> bool:
+            for c in self.descendants(node, cst.Call):
+                q = self.call_q(c)
+                if q == "psutil.pid_exists" or (
+                    q == "os.kill" and self.const(self.arg(c, 1, "sig")) in (0, "0")
+                ):
+                    return True
+            return False
+
+        for st in stmts:
+            alive = None
+            if isinstance(st, cst.Try) and st.orelse is not None and tests(st.body):
+                alive = list(st.orelse.body.body)
+            elif isinstance(st, cst.If) and tests(st.test):
+                neg = isinstance(st.test, cst.UnaryOperation) and isinstance(
+                    st.test.operator, cst.Not
+                )
+                if not neg:
+                    alive = list(st.body.body)
+                elif st.orelse is not None and isinstance(st.orelse, cst.Else):
+                    alive = list(st.orelse.body.body)
+            if alive and self.find_end(alive) is not None:
+                return alive
+        return None
 
     def _kills_holder(self, stmts: list[Any], path: PathExpr) -> Any:
         """The ``os.kill``/``os.killpg`` in ``stmts`` that signals (not with 0) the PID read

@@ -218,8 +218,7 @@ class Processes:
                 region = body + other
                 dead = body if negate else other
                 if not negate and self.find_end(body) is not None:
-                    sibs, i = self.block_siblings(a)
-                    dead = dead + self._until_takeover(sibs[i + 1 :], pid_file)
+                    dead = dead + self._after_leaving_test(a, pid_file)
                 break
             if isinstance(a, (cst.BaseStatement)):
                 break
@@ -237,6 +236,12 @@ class Processes:
                 els = list(t.orelse.body.body) if t.orelse is not None else []
                 region = handlers + els + list(t.body.body)
                 dead = handlers
+                # `try: os.kill(pid, 0) / except OSError: pass / else: exit()`: the holder
+                # judged dead falls through to what follows the try
+                if self.find_end(els) is not None and not any(
+                    self.find_end(list(h.body.body)) is not None for h in t.handlers
+                ):
+                    dead = dead + self._after_leaving_test(t, pid_file)
         # the statements that run on one outcome only (not a try body the check is part of)
         region_branches = region if not isinstance(owner, cst.Try) else dead + els
         consequential = False
@@ -324,6 +329,39 @@ class Processes:
                 if p is not None and p.key() == pid_file.key():
                     return out
         return out
+
+    def _after_leaving_test(self, owner: Any, pid_file: PathExpr | None) -> list[Any]:
+        """What runs after a liveness test whose 'alive' branch leaves: the statements after
+        ``owner`` up to the takeover.  When nothing follows ``owner`` in the body of an ``if``
+        (``if isfile(P): ...test...``), the statements after that ``if`` up to the takeover,
+        if one follows there (else the rest is the run's own work, not a judgement)."""
+        cst = self.cst
+        sibs, i = self.block_siblings(owner)
+        out = self._until_takeover(sibs[i + 1 :], pid_file)
+        n = owner
+        for _ in range(3):
+            sibs, i = self.block_siblings(n)
+            if pid_file is None or any(not self._is_trivial(st) for st in sibs[i + 1 :]):
+                return out
+            par = self.up(self.up(n))
+            if not isinstance(par, cst.If) or self.up(n) is not par.body:
+                return out
+            n = par
+            sibs, i = self.block_siblings(n)
+            rest = sibs[i + 1 :]
+            upto = self._until_takeover(rest, pid_file)
+            if upto and (len(upto) < len(rest) or self._takes_over(upto[-1], pid_file)):
+                return out + upto
+        return out
+
+    def _takes_over(self, st: Any, pid_file: PathExpr) -> bool:
+        """``st`` writes ``pid_file`` again."""
+        for c in self.descendants(st, self.cst.Call):
+            cr = self.creation(c)
+            p = self.path(cr[1]) if cr is not None else None
+            if p is not None and p.key() == pid_file.key():
+                return True
+        return False
 
     def _helper_consequential(self, func: Any) -> bool:
         cst = self.cst

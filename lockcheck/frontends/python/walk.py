@@ -545,10 +545,16 @@ class Walk:
                 return prop
         return BusyBranch(self.span(node), False, None, durable=durable)
 
-    def _propagate(self, func: Any, ret: Any, depth: int) -> BusyBranch | None:
-        """A helper returned a value on its busy path: follow it to the caller's test."""
+    def _propagate(
+        self, func: Any, ret: Any, depth: int, forced: tuple[Any] | None = None
+    ) -> BusyBranch | None:
+        """A helper returned a value on its busy path: follow it to the caller's test.
+        ``forced``: the value the return has on that path (a flag left at its start value)."""
         cst = self.cst
-        val = self.const(ret.value) if ret.value is not None else None
+        if forced is not None:
+            val = forced[0]
+        else:
+            val = self.const(ret.value) if ret.value is not None else None
         if val is _NOVALUE:
             return None
         truthy = bool(val)

@@ -310,24 +310,46 @@ class Files:
         """(operator, operand node, negated) of unary file tests in a test command; negated
         when an odd number of `!` wrap the test (`[ ! -e F ]`, `[[ ! -f F ]]`)."""
         out = []
-        stack = [(node, False)]
+        # (node, negation, the negation outside the `!`s that lead to it)
+        stack = [(node, False, False)]
         while stack:
-            n, neg = stack.pop()
+            n, neg, base = stack.pop()
             if n.type == "unary_expression":
                 op = n.child_by_field_name("operator")
                 kids = [c for c in n.named_children if c.type != "test_operator"]
                 if op is None and n.children and n.children[0].type == "!":
-                    stack.extend((k, not neg) for k in kids)
+                    stack.extend((k, not neg, base) for k in kids)
                 elif op is not None and _txt(op) == "!":
-                    stack.extend((k, not neg) for k in kids)
+                    stack.extend((k, not neg, base) for k in kids)
                 elif op is not None and kids:
-                    out.append((_txt(op), kids[-1], neg))
+                    arg = kids[-1]
+                    logical = self._logical_parts(arg)
+                    if logical is not None:
+                        # tree-sitter-bash reads `! -z X -a -d Y` as `!(-z (X -a -d Y))`;
+                        # test(1) binds `!` and `-z` tighter: `(! -z X) -a (-d Y)`
+                        left, right = logical
+                        out.append((_txt(op), left, neg))
+                        stack.append((right, base, base))
+                    else:
+                        out.append((_txt(op), arg, neg))
                 continue
             if n.type == "parenthesized_expression":
-                stack.extend((k, neg) for k in n.named_children)
+                stack.extend((k, neg, neg) for k in n.named_children)
                 continue
-            stack.extend((k, neg) for k in n.named_children)
+            stack.extend((k, neg, neg) for k in n.named_children)
         return out
+
+    @staticmethod
+    def _logical_parts(node):
+        """(left, right) of a binary test joined by `-a`/`-o`/`&&`/`||`, else None."""
+        if node.type != "binary_expression":
+            return None
+        kids = node.children
+        ops = [c for c in kids if _txt(c) in ("-a", "-o", "&&", "||")]
+        named = [c for c in node.named_children if c.type != "test_operator"]
+        if not ops or len(named) < 2:
+            return None
+        return named[0], named[-1]
 
     def test_cmd(self, node, pos: Pos) -> None:
         ops = self.test_text_ops(node)
@@ -358,6 +380,11 @@ class Files:
         # liveness: [ -d /proc/$pid ]
         m = re.search(r"/proc/\$\{?(\w+)\}?", txt)
         if m and re.search(r"-[de]\b", txt) and "/fd/" not in txt:
+            # the `!` of the /proc test itself: `[ ! -z "$pid" -a -d /proc/$pid ]` negates
+            # only the -z
+            own = [neg for o, _p, a, neg in found if o in ("-d", "-e") and "/proc/" in _txt(a)]
+            if own:
+                negated = own[0]
             self.liveness(node, m.group(1), pos, test_true_alive=not negated)
         elif "/proc/$(" in txt or "/proc/`" in txt:
             for op, _path, a, _neg in found:

@@ -245,6 +245,9 @@ class Processes:
     def liveness_file(
         self, node, pid_file, pos: Pos, alive_on_success: bool, negated: bool = False
     ) -> None:
+        if not pos.tested:
+            # `ps -p "$PID" >/dev/null; if [ $? -eq 0 ]; then exit 1; fi`
+            pos = self._status_pos(pos) or pos
         fr = self.frames[-1] if self.frames else None
         if (
             not pos.tested

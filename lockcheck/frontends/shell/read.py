@@ -29,6 +29,44 @@ def tree_sitter_source(text: str) -> bytes:
     return _ESCAPED_COMMAND.sub(rb"\1 ", source_bytes(text))
 
 
+# a `]` that ends a line: where tree-sitter-bash 0.25 may run a `[ ... ]` test on into the
+# lines after it (tree-sitter-bash issue 316: `[ $? -eq 0 ]`, then a command with a
+# redirection, then another `[`: the lines between become one command inside the test)
+_LINE_END_BRACKET = re.compile(rb"(?<=[ \t])\][ \t]*(?=\r?\n)")
+
+
+def parse_bash(src: bytes) -> tuple[bytes, object]:
+    """Parse ``src`` with tree-sitter-bash and repair the tests it merges across lines: the
+    newline after each `]` that the grammar read as a word of a test command becomes `;`
+    (same offsets, so lines and columns stay those of the file) and the text is parsed
+    again, at most a few times.  Returns the bytes the tree was parsed from, and the tree."""
+    tree = _parser().parse(src)
+    for _ in range(4):
+        fixes = []
+        for m in _LINE_END_BRACKET.finditer(src):
+            n = tree.root_node.descendant_for_byte_range(m.start(), m.start() + 1)
+            if n is None or n.type != "word":
+                continue  # the test's own closing bracket
+            a = n.parent
+            while a is not None and a.type != "test_command":
+                a = a.parent
+            if a is None:
+                continue
+            nl = src.index(b"\n", m.end())
+            after = src[nl + 1 : nl + 200].lstrip()
+            if after[:1] in (b";", b"&", b"|", b")"):
+                continue  # `;;` of a case item, a continued list: `;` would not fit there
+            fixes.append(nl)
+        if not fixes:
+            break
+        buf = bytearray(src)
+        for nl in fixes:
+            buf[nl] = ord(";")
+        src = bytes(buf)
+        tree = _parser().parse(src)
+    return src, tree
+
+
 def _bash_accepts(src: bytes, bats: bool = False) -> bool:
     """Whether ``bash -n`` reads the script (extglob on, as scripts that use it enable it at
     run time).  False when bash rejects it, is missing or does not answer: then the
@@ -101,7 +139,7 @@ class Reading:
             n, owner = stack.pop()
             t = n.type
             if t == "comment":
-                ln = n.start_point[0] + 1
+                ln = self._lc(self._c(n.start_byte))[0]  # the file's line (see parse_bash)
                 self.facts.comments[ln] = _txt(n)
                 continue
             if t == "heredoc_body":

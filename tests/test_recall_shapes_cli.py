@@ -1,0 +1,294 @@
+"""Ordinary spellings of known lock shapes, through the CLI (issue #12: misses of the blind
+recall sets' dev parts).  Each positive sits beside a spelling that must stay quiet."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+
+def findings(cli, tmp_path, src: str, name: str) -> set[tuple[str, int]]:
+    (tmp_path / name).write_text(textwrap.dedent(src).lstrip("\n"))
+    status, out, err = cli("scan", "--isolated", "--select", "ALL", "--output-format", "json", name)
+    assert status in (0, 1), err
+    return {(f["code"], f["location"]["row"]) for f in json.loads(out)}
+
+
+def codes(found: set[tuple[str, int]]) -> set[str]:
+    return {c for c, _ in found}
+
+
+# ------------------------------------------- Python: a clash that falls through to a retry
+
+RETRY_AFTER_TRY = """
+    import os
+    import time
+
+    LOCK = "/var/lib/sync/sync.lock"
+
+    while True:
+        try:
+            fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            break
+        except FileExistsError:
+            print("another sync holds the lock")
+        time.sleep(5)
+    try:
+        print("syncing")
+    finally:
+        os.close(fd)
+        os.remove(LOCK)
+    """
+
+
+def test_a_clash_that_falls_through_to_a_sleep_and_retry_is_an_existence_lock(cli, tmp_path):
+    assert ("LCK101", 8) in findings(cli, tmp_path, RETRY_AFTER_TRY, "sync.py")
+
+
+def test_creating_items_in_a_loop_that_sleeps_is_no_lock(cli, tmp_path):
+    src = """
+        import os
+        import time
+
+        OUT = "/srv/reports"
+        names = ["daily", "weekly"]
+        while names:
+            name = names.pop()
+            try:
+                os.mkdir(os.path.join(OUT, name))
+            except FileExistsError:
+                pass
+            time.sleep(1)
+        """
+    assert findings(cli, tmp_path, src, "reports.py") == set()
+
+
+# ------------------------------------- Python: success recorded in a flag, the flag returned
+
+FLAG_RETURNED = """
+    import os
+    import sys
+
+    LOCK = "/var/lib/sync/sync.lock"
+
+
+    def acquire():
+        ok = False
+        try:
+            fd = os.open(LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            os.write(fd, str(os.getpid()).encode())
+            ok = True
+        except FileExistsError:
+            print("another sync is running")
+        return ok
+
+
+    def main():
+        if not acquire():
+            sys.exit(0)
+        try:
+            print("syncing")
+        finally:
+            os.remove(LOCK)
+
+
+    if __name__ == "__main__":
+        main()
+    """
+
+
+def test_a_success_flag_returned_to_the_caller_makes_the_create_a_lock(cli, tmp_path):
+    found = findings(cli, tmp_path, FLAG_RETURNED, "sync.py")
+    assert ("LCK101", 10) in found
+    # the caller's `sys.exit(0)` on a False flag is the busy branch
+    assert ("LCK401", 20) in found
+
+
+def test_a_flag_the_handler_sets_itself_is_not_the_success_flag(cli, tmp_path):
+    # the handler sets the flag True too: the result says nothing about the clash
+    src = FLAG_RETURNED.replace(
+        'print("another sync is running")',
+        'print("reusing the existing file")\n            ok = True',
+    )
+    assert src != FLAG_RETURNED
+    assert "LCK401" not in codes(findings(cli, tmp_path, src, "sync.py"))
+
+
+# ------------------------- Python: the holder judged dead falls through to the overwrite
+
+PID_TRY_ELSE = """
+    import os
+    from os.path import dirname, isfile
+
+
+    def refuse_second_copy(app, pid_path):
+        if isfile(pid_path):
+            with open(pid_path) as f:
+                pid = f.read()
+            if pid == "":
+                return
+            try:
+                os.kill(int(pid), 0)
+            except OSError:
+                pass
+            else:
+                print("%s is already running" % app)
+                quit()
+        os.makedirs(dirname(pid_path), exist_ok=True)
+        with open(pid_path, "w") as f:
+            f.write(str(os.getpid()))
+    """
+
+
+def test_a_pid_file_written_after_a_failed_liveness_test_is_a_stale_overwrite(cli, tmp_path):
+    found = findings(cli, tmp_path, PID_TRY_ELSE, "pid.py")
+    assert ("LCK105", 12) in found
+    assert ("LCK106", 19) in found
+    # the busy branch is the live holder's `quit()`, not the early return on an empty file
+    assert ("LCK401", 17) in found
+
+
+def test_the_runs_own_release_after_a_liveness_test_is_no_stale_breaker(cli, tmp_path):
+    # no takeover follows the test: the unlink in `finally` is the run's release
+    src = """
+        import sys
+        from pathlib import Path
+
+        import psutil
+
+        PIDFILE = Path("/var/lib/mirror/mirror.pid")
+
+
+        def main() -> int:
+            if PIDFILE.exists():
+                if psutil.pid_exists(int(PIDFILE.read_text())):
+                    return 75
+            try:
+                print("mirroring")
+            finally:
+                PIDFILE.unlink()
+            return 0
+
+
+        if __name__ == "__main__":
+            sys.exit(main())
+        """
+    assert "LCK106" not in codes(findings(cli, tmp_path, src, "mirror.py"))
+
+
+# ------------------------------------------------- shell: `ps -p`, then `if [ $? -eq 0 ]`
+
+PS_STATUS = """
+    #!/bin/bash
+    PIDFILE=/var/run/report.pid
+    if [ -f $PIDFILE ]
+    then
+      PID=$(cat $PIDFILE)
+      ps -p $PID > /dev/null 2>&1
+      if [ $? -eq 0 ]
+      then
+        echo "Process already running"
+        exit 1
+      else
+        echo $$ > $PIDFILE
+        if [ $? -ne 0 ]
+        then
+          echo "Could not create PID file"
+          exit 1
+        fi
+      fi
+    else
+      echo $$ > $PIDFILE
+    fi
+    run_report  # noqa: LCK999
+    """
+
+
+def test_a_liveness_test_read_through_dollar_question_on_the_next_line(cli, tmp_path):
+    found = findings(cli, tmp_path, PS_STATUS, "report.sh")
+    assert ("LCK105", 6) in found
+    assert ("LCK106", 12) in found
+
+
+def test_tests_that_tree_sitter_runs_together_are_read_one_by_one(cli, tmp_path):
+    # tree-sitter-bash 0.25 reads `[ $? -eq 0 ]` + newline + a redirection + another `[` as one
+    # test spanning the lines; lockcheck repairs the parse without moving any line: the
+    # comment on the last line is still found on its own line (its unknown code is reported)
+    (tmp_path / "report.sh").write_text(textwrap.dedent(PS_STATUS).lstrip("\n"))
+    status, out, err = cli(
+        "scan", "--isolated", "--extend-select", "LCK001", "--output-format", "json", "report.sh"
+    )
+    rows = {(f["code"], f["location"]["row"]) for f in json.loads(out)}
+    assert ("LCK001", 22) in rows, (rows, err)
+
+
+def test_the_same_script_with_then_on_the_test_line_agrees(cli, tmp_path):
+    same_line = PS_STATUS.replace("]\n  then", "]; then").replace("]\n      then", "]; then")
+    same_line = same_line.replace("]\n    then", "]; then").replace("]\n        then", "]; then")
+    a = codes(findings(cli, tmp_path, PS_STATUS, "a.sh"))
+    b = codes(findings(cli, tmp_path, same_line, "b.sh"))
+    assert a == b and {"LCK105", "LCK106"} <= a
+
+
+# ----------------------- shell: `[ ! -z "$pid" -a -d /proc/$pid ] && exit`: the ! is the -z's
+
+PROC_AND = """
+    #!/bin/bash
+    lf=/var/lib/cleanup/cleanup.pid
+    cat /dev/null >> $lf
+    read lastPID < $lf
+    [ ! -z "$lastPID" -a -d /proc/$lastPID ] && exit
+    echo $$ > $lf
+    run_cleanup
+    """
+
+
+def test_a_negated_operand_joined_by_dash_a_does_not_negate_the_proc_test(cli, tmp_path):
+    found = findings(cli, tmp_path, PROC_AND, "cleanup.sh")
+    assert ("LCK105", 5) in found
+    assert ("LCK401", 5) in found  # bare exit after the test held: status 0
+    assert ("LCK106", 6) in found
+
+
+def test_the_whole_test_negated_is_the_dead_branch(cli, tmp_path):
+    src = PROC_AND.replace(
+        '[ ! -z "$lastPID" -a -d /proc/$lastPID ] && exit',
+        '[ -z "$lastPID" -o ! -d /proc/$lastPID ] || exit 75',
+    )
+    found = findings(cli, tmp_path, src, "cleanup.sh")
+    assert ("LCK105", 5) in found
+    assert "LCK401" not in codes(found)  # the live holder's branch exits 75
+
+
+# ------------------------- shell: a bare exit in the then-body keeps the condition's status 0
+
+NESTED_BARE_EXIT = """
+    #!/bin/bash
+    LOCK_DIR=/var/lib/dumps/dumps.lock
+    PID_FILE=$LOCK_DIR/pid
+    if mkdir ${LOCK_DIR} 2>/dev/null; then
+      trap 'rm -rf "$LOCK_DIR"' EXIT
+      echo $$ > ${PID_FILE}
+      dump_databases
+    else
+      if [ -f ${PID_FILE} ] && kill -0 $(cat ${PID_FILE}) 2>/dev/null; then
+        exit
+      else
+        rm -rf ${LOCK_DIR}
+        exit
+      fi
+    fi
+    """
+
+
+def test_a_bare_exit_after_a_holding_condition_exits_zero(cli, tmp_path):
+    found = findings(cli, tmp_path, NESTED_BARE_EXIT, "dumps.sh")
+    assert ("LCK401", 10) in found
+
+
+def test_an_explicit_skip_code_there_is_quiet(cli, tmp_path):
+    src = NESTED_BARE_EXIT.replace(
+        "2>/dev/null; then\n        exit\n", "2>/dev/null; then\n        exit 75\n"
+    )
+    assert src != NESTED_BARE_EXIT
+    assert ("LCK401", 10) not in findings(cli, tmp_path, src, "dumps.sh")
