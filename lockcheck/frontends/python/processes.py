@@ -12,6 +12,7 @@ from ...model import (
     Kill,
     LivenessCheck,
     LockKind,
+    PartKind,
     PathExpr,
     Removal,
 )
@@ -288,16 +289,29 @@ class Processes:
         tgt = par.targets[0].target
         if not isinstance(tgt, cst.Name):
             return None
-        sibs, i = self.block_siblings(self.stmt_of(par))
-        for st in sibs[i + 1 : i + 4]:
-            if isinstance(st, cst.If):
-                if any(n.value == tgt.value for n in self.descendants(st.test, cst.Name)):
-                    return st
-            elif any(
-                isinstance(t.target, cst.Name) and t.target.value == tgt.value
-                for t in self.descendants(st, cst.AssignTarget)
-            ):
+        stmt = self.stmt_of(par)
+        for _ in range(2):
+            sibs, i = self.block_siblings(stmt)
+            for st in sibs[i + 1 : i + 4]:
+                if isinstance(st, cst.If):
+                    if any(n.value == tgt.value for n in self.descendants(st.test, cst.Name)):
+                        return st
+                elif any(
+                    isinstance(t.target, cst.Name) and t.target.value == tgt.value
+                    for t in self.descendants(st, cst.AssignTarget)
+                ):
+                    return None
+            if i + 1 < len(sibs):
                 return None
+            # `if same_host: alive = check(pid) / else: alive = True`, then `if alive:`
+            owner = self.up(self.up(stmt))
+            if isinstance(owner, cst.Else):
+                owner = self.up(owner)
+            if not isinstance(owner, cst.If):
+                return None
+            while isinstance(self.up(owner), cst.If) and self.up(owner).orelse is owner:
+                owner = self.up(owner)
+            stmt = owner
         return None
 
     def _returned_to_decider(self, call: Any) -> bool:
@@ -372,6 +386,11 @@ class Processes:
                 if self.decides(stmts) or self._creates_or_removes(stmts):
                     for st in stmts:
                         self.dead_regions.append((st, None))
+                    if self.find_end(list(later.body.body)) is not None:
+                        # `if alive: raise Busy(...)`, then `if not alive: remove(P)`
+                        sibs, i = self.block_siblings(later)
+                        for st in sibs[i + 1 : i + 4]:
+                            self.dead_regions.append((st, None))
                     return True
             for a in self.ancestors(call):
                 if isinstance(a, cst.If) and self.within(call, a.test):
@@ -426,6 +445,7 @@ class Processes:
                         break
                     if isinstance(a, cst.FunctionDef):
                         break
+        self._contents_not_breakers()
         self._stale_helper_removals()
         self._stale_truncations()
         # overwrite of the pid file where the holder was judged dead
@@ -446,6 +466,37 @@ class Processes:
                                 overwrite=True,
                             )
                         )
+                    break
+
+    def _contents_not_breakers(self) -> None:
+        """A stale lock directory emptied before its ``rmdir``: the files removed inside it
+        (``(d / "status.json").unlink()``, each of ``d.glob("*")``) are the breaker's
+        housekeeping; the breaker is the removal of the directory itself."""
+
+        def sig(path: PathExpr) -> str:
+            # the parts as resolved (an unknown root stays one token), not as spelled
+            return "".join(
+                p.value if p.kind is PartKind.LIT else f"\0{p.kind.value}:{p.value}\0"
+                for p in path.parts
+            )
+
+        marked = [(c, r) for c, r in self.removal_calls if r.stale_guard and r.path is not None]
+        dirs = {
+            self.key(a.path)
+            for a in self.facts.acquires
+            if a.kind is LockKind.EXISTENCE and a.path is not None
+        }
+        for c, r in marked:
+            k, ks = self.key(r.path), sig(r.path)
+            for oc, other in marked:
+                ok, os_ = self.key(other.path), sig(other.path)
+                if (
+                    other is not r
+                    and ok in dirs
+                    and (k.startswith((ok + "/", ok + ".")) or ks.startswith(os_ + "/"))
+                    and self.func_of(oc) is self.func_of(c)
+                ):
+                    r.stale_guard = None
                     break
 
     def _truncated_path(self, call: Any) -> PathExpr | None:
