@@ -292,3 +292,210 @@ def test_an_explicit_skip_code_there_is_quiet(cli, tmp_path):
     )
     assert src != NESTED_BARE_EXIT
     assert ("LCK401", 10) not in findings(cli, tmp_path, src, "dumps.sh")
+
+
+# --------------------- Python: a helper creates, its caller's handler judges and takes over
+
+HELPER_CREATE = """
+    import os
+
+
+    class AlreadyLocked(Exception):
+        pass
+
+
+    class PidLock:
+        def __init__(self, pidfile):
+            self.pidfile = pidfile
+            try:
+                self._create()
+            except OSError:
+                self._check()
+                os.unlink(self.pidfile)
+                self._create()
+
+        def _create(self):
+            fd = os.open(self.pidfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, str(os.getpid()).encode())
+            finally:
+                os.close(fd)
+
+        def _check(self):
+            with open(self.pidfile) as f:
+                pid = int(f.readline())
+            try:
+                os.kill(pid, 0)
+                raise AlreadyLocked(pid)
+            except ProcessLookupError:
+                pass
+
+
+    if __name__ == "__main__":
+        lock = PidLock("/var/lib/fetch/fetch.pid")
+        print("fetching")
+    """
+
+
+def test_a_create_whose_clash_the_callers_handler_takes_over_is_a_lock(cli, tmp_path):
+    found = findings(cli, tmp_path, HELPER_CREATE, "fetch.py")
+    assert ("LCK101", 19) in found
+    assert ("LCK105", 29) in found
+    # the caller removes the file once the raising check has let it go on: a stale breaker
+    assert ("LCK106", 15) in found
+
+
+def test_a_handler_that_always_replaces_the_file_is_no_lock(cli, tmp_path):
+    # no check before the removal: the old file never stops the run
+    src = HELPER_CREATE.replace("                self._check()\n", "")
+    assert src != HELPER_CREATE
+    found = codes(findings(cli, tmp_path, src, "fetch.py"))
+    assert "LCK101" not in found and "LCK106" not in found
+
+
+# ----------------------- Python: a liveness helper's result tested after an if/else; str(p)
+
+HELPER_ALIVE = """
+    import logging
+    import os
+    from pathlib import Path
+
+    log = logging.getLogger(__name__)
+
+
+    class LockHeld(Exception):
+        pass
+
+
+    def _pid_is_alive(pid):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+
+    class ProcessLock:
+        def __init__(self, path):
+            self._path = Path(path)
+
+        def _read(self):
+            text = self._path.read_text().strip()
+            pid, host = text.split("|")
+            return int(pid), host
+
+        def acquire(self):
+            if self._path.exists():
+                other_pid, other_host = self._read()
+                if other_host == os.uname().nodename:
+                    alive = _pid_is_alive(other_pid)
+                else:
+                    alive = True
+                if alive:
+                    raise LockHeld(other_pid)
+                log.warning("removing stale lock %s", self._path)
+                self._path.unlink()
+            fd = os.open(str(self._path), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            os.write(fd, f"{os.getpid()}|{os.uname().nodename}".encode())
+            os.close(fd)
+    """
+
+
+def test_a_liveness_helper_tested_after_an_if_else_decides(cli, tmp_path):
+    found = findings(cli, tmp_path, HELPER_ALIVE, "plock.py")
+    assert ("LCK105", 14) in found
+    # `str(self._path)` and `self._path` name one file: the unlink breaks this lock
+    assert ("LCK106", 39) in found
+
+
+def test_a_liveness_helper_used_for_a_report_only_is_quiet(cli, tmp_path):
+    src = HELPER_ALIVE.replace(
+        "                if alive:\n                    raise LockHeld(other_pid)\n"
+        '                log.warning("removing stale lock %s", self._path)\n'
+        "                self._path.unlink()\n",
+        '                log.info("holder alive: %s", alive)\n',
+    )
+    assert src != HELPER_ALIVE
+    assert "LCK105" not in codes(findings(cli, tmp_path, src, "plock.py"))
+
+
+# ---------------------------- Python: a stale lock directory emptied before its rmdir
+
+LOCK_DIR_EMPTIED = """
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    LOCK = Path("/var/lib/pipeline/pipeline.lock")
+
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+
+    def take():
+        try:
+            LOCK.mkdir()
+        except FileExistsError:
+            status_file = LOCK / "status.json"
+            try:
+                status = json.loads(status_file.read_text())
+            except Exception:
+                status = {}
+            pid = int(status.get("pid") or 0)
+            if alive(pid):
+                sys.exit(75)
+            for p in LOCK.glob("*"):
+                p.unlink()
+            LOCK.rmdir()
+            LOCK.mkdir()
+        (LOCK / "status.json").write_text(json.dumps({"pid": os.getpid()}))
+    """
+
+
+def test_the_breaker_is_the_rmdir_not_the_files_emptied_before_it(cli, tmp_path):
+    found = findings(cli, tmp_path, LOCK_DIR_EMPTIED, "pipeline.py")
+    assert ("LCK105", 11) in found  # through `status.get("pid")`, bound in a try and its handler
+    stale = {line for code, line in found if code == "LCK106"}
+    assert stale == {31}
+
+
+# ------------------------------------------- Python: a symlink lock's PID read with readlink
+
+SYMLINK_PID = """
+    import errno
+    import os
+
+    NAME = "/var/lib/feed/feed.lock"
+
+
+    def lock():
+        while True:
+            try:
+                os.symlink(str(os.getpid()), NAME)
+                return True
+            except OSError as e:
+                if e.errno != errno.EEXIST:
+                    raise
+                pid = os.readlink(NAME)
+                try:
+                    os.kill(int(pid), 0)
+                except OSError as e:
+                    if e.errno == errno.ESRCH:
+                        os.remove(NAME)
+                        continue
+                    raise
+                return False
+    """
+
+
+def test_the_pid_a_symlink_lock_names_is_a_stored_pid(cli, tmp_path):
+    found = findings(cli, tmp_path, SYMLINK_PID, "feed.py")
+    assert ("LCK101", 10) in found
+    assert ("LCK105", 17) in found
+    assert ("LCK106", 20) in found

@@ -259,6 +259,8 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 continue
             t, h = self.catching_handler(c, FILE_EXISTS_ERRORS)
             if h is None:
+                t, h = self._caller_handler(c)  # `def _lock(): os.open(...)`, `try: _lock()`
+            if h is None:
                 continue
             stmts = list(h.body.body)
             flag_ret = None
@@ -459,6 +461,20 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if isinstance(a, cst.While):
                 return True
         return False
+
+    def _caller_handler(self, create: Any) -> tuple[Any, Any]:
+        """The handler of a caller in this file that catches ``create``'s clash when the
+        function that creates has none: ``try: self._lock() / except OSError: ...``."""
+        func = self.func_of(create)
+        if func is None:
+            return None, None
+        for call, _m in self.call_sites(func):
+            if self.within(call, func):
+                continue
+            t, h = self.catching_handler(call, FILE_EXISTS_ERRORS)
+            if h is not None:
+                return t, h
+        return None, None
 
     def _retried_after(self, tr: Any) -> bool:
         """The try is in a ``while`` loop of its function whose body waits (a sleep outside
@@ -663,9 +679,25 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 tgt = self.removal_target(c)
                 if tgt is not None and tgt[0] is not None and self.key(tgt[0]) == key:
                     removed = True
-                elif self.call_q(c) in ("os.kill", "os.killpg"):
+                elif self.call_q(c) in ("os.kill", "os.killpg") or self._helper_judges(c):
                     return False
         return removed
+
+    def _helper_judges(self, call: Any) -> bool:
+        """``call`` runs a function of this file that tests a PID or raises: the handler's
+        removal that follows happens only when it lets the run go on (a takeover)."""
+        q = self.call_q(call)
+        if not q.startswith(("local.", "self.")):
+            return False
+        cst = self.cst
+        for fn in self.funcs.get(q.rsplit(".", 1)[-1], ()):
+            for n in self.descendants(fn.body, (cst.Raise, cst.Call)):
+                if isinstance(n, cst.Raise) or self.call_q(n) in (
+                    "os.kill",
+                    "psutil.pid_exists",
+                ):
+                    return True
+        return False
 
     def _renamed_each_pass(self, pnode: Any, end: _Entry) -> bool:
         """``while True: name = ...; try: create(name) except ...: continue``: the name is

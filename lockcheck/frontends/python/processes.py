@@ -265,9 +265,27 @@ class Processes:
                 consequential = self._helper_consequential(func)
             for st in dead:
                 self.dead_regions.append((st, pid_file))
+            if isinstance(owner, cst.Try) and isinstance(func, cst.FunctionDef):
+                self._dead_after_raising_helper(owner, func, pid_file)
         else:
             consequential = self._returned_to_decider(call)
         self.facts.liveness.append(LivenessCheck(self.span(call), pid_file, consequential))
+
+    def _dead_after_raising_helper(self, t: Any, func: Any, pid_file: PathExpr | None) -> None:
+        """``def check(): try: os.kill(pid, 0); raise Locked() / except OSError: ...`` called
+        as a statement: the holder judged dead returns, and what the caller does next (up to
+        the takeover) runs on a dead holder."""
+        end = self.find_end(list(t.body.body))
+        if end is None or end.kind not in ("raise", "exit"):
+            return
+        if self.class_of(func) is None and self.entry.get(func.name.value) is not None:
+            return
+        for c, _m in self.call_sites(func):
+            if self.within(c, func) or not isinstance(self.up(c), self.cst.Expr):
+                continue
+            sibs, i = self.block_siblings(self.stmt_of(c))
+            for st in self._until_takeover(sibs[i + 1 :], pid_file):
+                self.dead_regions.append((st, pid_file))
 
     def _if_region(self, ifn: Any) -> list[Any]:
         """The statements of an ``if``'s body and its ``else``/``elif``."""
@@ -401,6 +419,11 @@ class Processes:
                     if self.decides(stmts) or self._creates_or_removes(stmts):
                         for st in stmts:
                             self.dead_regions.append((st, None))
+                        if self.find_end(list(a.body.body)) is not None:
+                            # `if alive(pid): sys.exit(75)`, then the takeover
+                            sibs, i = self.block_siblings(a)
+                            for st in sibs[i + 1 : i + 4]:
+                                self.dead_regions.append((st, None))
                         return True
                 if isinstance(a, cst.BaseStatement) and not isinstance(a, cst.If):
                     break

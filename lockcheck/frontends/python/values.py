@@ -993,6 +993,8 @@ class Values:
                 return True, None
             if q in ("json.load", "pickle.load"):
                 return True, None
+            if q == "os.readlink":  # a symlink lock keeps its holder's PID as the target
+                return True, self.path(self.arg(c, 0, "path"))
             if q == "os.read":  # `old_pid = os.read(fd, 20)`
                 op = self.trace_open(self.arg(c, 0))
                 return True, self._open_path(op) if op is not None else None
