@@ -253,6 +253,8 @@ def script_relative(path: PathExpr | None) -> str | None:
     first = path.parts[0]
     if first.kind is PartKind.SCRIPT_DIR:
         return "it lies beside the script"
+    if first.kind is PartKind.SCRIPT and len(path.parts) > 1:
+        return "it lies beside the script"  # "$0.pid", __file__ + ".lock"
     if first.kind is PartKind.CWD:
         return "it lies in the working directory"
     if first.kind is PartKind.SCRIPT_NAME:

@@ -499,3 +499,93 @@ def test_the_pid_a_symlink_lock_names_is_a_stored_pid(cli, tmp_path):
     assert ("LCK101", 10) in found
     assert ("LCK105", 17) in found
     assert ("LCK106", 20) in found
+
+
+# ----------------------------------------- a lock named after the script's own path: beside it
+
+
+def test_a_lock_named_after_the_scripts_own_path_lies_beside_it(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        exec 9<>"$0.lock" || exit 3
+        flock -n 9 || exit 75
+        sync_mirror
+        """
+    assert ("LCK501", 2) in findings(cli, tmp_path, src, "mirror.sh")
+    py = """
+        import fcntl
+        import sys
+
+        fh = open(__file__ + ".lock", "a")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.exit(75)
+        """
+    assert ("LCK501", 4) in findings(cli, tmp_path, py, "mirror.py")
+
+
+def test_locking_the_script_file_itself_is_not_beside_it(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        exec 9<"$0" || exit 3
+        flock -n 9 || exit 75
+        sync_mirror
+        """
+    assert "LCK501" not in codes(findings(cli, tmp_path, src, "mirror.sh"))
+
+
+# ------------- Python: a hard-link lock whose clash falls through to `return False`, an age test
+
+LINK_LOCK = """
+    import errno
+    import os
+    import time
+
+
+    class LockFile:
+        def __init__(self, path, expiry=3600):
+            self.path = path
+            self.expiry = expiry
+
+        def trylock(self, tmpfile):
+            try:
+                st = os.stat(self.path)
+                if time.time() - st.st_mtime < self.expiry:
+                    return False
+                os.remove(self.path)
+            except OSError as e:
+                if e.errno != errno.ENOENT:
+                    raise
+            open(tmpfile, "w").close()
+            try:
+                os.link(tmpfile, self.path)
+                return True
+            except:
+                pass
+            try:
+                os.unlink(tmpfile)
+            except OSError:
+                pass
+            return False
+
+
+    if __name__ == "__main__":
+        lock = LockFile("/var/lib/news/fetch.lock")
+        if not lock.trylock("/var/lib/news/fetch.tmp.%d" % os.getpid()):
+            raise SystemExit(75)
+    """
+
+
+def test_a_link_lock_whose_clash_falls_through_to_return_false(cli, tmp_path):
+    found = findings(cli, tmp_path, LINK_LOCK, "lockfile.py")
+    assert ("LCK101", 22) in found
+    # the removal after `if <young>: return False` runs only for an old lock
+    assert ("LCK106", 16) in found
+
+
+def test_a_link_that_reports_nothing_on_a_clash_is_no_lock(cli, tmp_path):
+    src = LINK_LOCK.replace("                return True\n", "                print('linked')\n")
+    src = src.replace("class LockFile:", "class Mirror:").replace("trylock", "copy")
+    assert src.count("return True") == 0
+    assert "LCK101" not in codes(findings(cli, tmp_path, src, "mirror.py"))

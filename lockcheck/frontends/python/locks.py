@@ -309,10 +309,12 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 and not any(True for _r in self.descendants(h.body, cst.Return))
             )
             if "FileExistsError" not in self.handler_names(h) and not eexist:
-                # a generic OSError handler is error handling unless the name, an exit or
-                # the with-scope says lock
+                # a generic OSError handler is error handling unless the name (of the path,
+                # or of the function and class that create it: `LockFile.trylock`), an exit
+                # or the with-scope says lock
                 if (
                     not lockish_name(path)
+                    and not self._in_lock_code(c)
                     and not (end is not None and end.kind == "exit")
                     and not scoped
                     and not lock_error
@@ -462,6 +464,15 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 return True
         return False
 
+    def _in_lock_code(self, node: Any) -> bool:
+        """The function (or its class) that runs ``node`` is named like a lock: ``trylock``,
+        ``acquire_lock``, ``class PidLock``."""
+        func = self.func_of(node)
+        if func is None:
+            return False
+        cls = self.class_of(func)
+        return lockish_text(func.name.value) or (cls is not None and lockish_text(cls.name.value))
+
     def _caller_handler(self, create: Any) -> tuple[Any, Any]:
         """The handler of a caller in this file that catches ``create``'s clash when the
         function that creates has none: ``try: self._lock() / except OSError: ...``."""
@@ -515,7 +526,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             ):
                 flags.add(a.targets[0].target.value)
         if not flags:
-            return None
+            return self._falls_to_false_return(tr, create)
         for a in self.descendants(handler, cst.Assign):
             for t in a.targets:
                 if isinstance(t.target, cst.Name) and t.target.value in flags:
@@ -528,6 +539,28 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 and self.func_of(r) is func
             ):
                 return r
+        return None
+
+    def _falls_to_false_return(self, tr: Any, create: Any) -> Any:
+        """``try: link(tmp, L); return True / except OSError: pass``, then (after clean-up
+        statements) ``return False``: that Return, the clash's result, or None."""
+        cst = self.cst
+        if not any(
+            self.const(r.value) is True and self.off(r) > self.off(create)
+            for r in self.descendants(tr.body, cst.Return)
+        ):
+            return None
+        sibs, i = self.block_siblings(tr)
+        for st in sibs[i + 1 : i + 6]:
+            if isinstance(st, cst.Try) and not any(
+                True for _ in self.descendants(st, (cst.Return, cst.Raise))
+            ):
+                continue  # `try: os.unlink(tmp) / except OSError: pass`: clean-up
+            if not isinstance(st, cst.SimpleStatementLine):
+                return None
+            for sm in st.body:
+                if isinstance(sm, cst.Return):
+                    return sm if self.const(sm.value) in (False, None, 0) else None
         return None
 
     _PID_WORD = re.compile(r"\bpid\b|getpid|_pid\b", re.I)

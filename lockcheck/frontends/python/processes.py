@@ -468,6 +468,8 @@ class Processes:
                         break
                     if isinstance(a, cst.FunctionDef):
                         break
+                if r.stale_guard is None and self._after_young_exit(c):
+                    r.stale_guard = "age"
         self._contents_not_breakers()
         self._stale_helper_removals()
         self._stale_truncations()
@@ -582,6 +584,25 @@ class Processes:
             return True
         key = self.key(path)
         return any(a.path is not None and self.key(a.path) == key for a in self.facts.acquires)
+
+    def _after_young_exit(self, call: Any) -> bool:
+        """``if time.time() - st.st_mtime < MAX_AGE: return False``, then the removal: what
+        follows that test runs only for an old lock."""
+        cst = self.cst
+        st = self.stmt_of(call)
+        for _ in range(4):
+            if st is None or isinstance(st, cst.FunctionDef):
+                return False
+            sibs, i = self.block_siblings(st)
+            for prev in sibs[max(0, i - 3) : i]:
+                if (
+                    isinstance(prev, cst.If)
+                    and self._age_test(prev.test)
+                    and self.find_end(list(prev.body.body)) is not None
+                ):
+                    return True
+            st = next((a for a in self.ancestors(st) if isinstance(a, cst.BaseStatement)), None)
+        return False
 
     def _age_test(self, test: Any) -> bool:
         """An ordering comparison involving a modification/change time (or a value computed
