@@ -589,3 +589,96 @@ def test_a_link_that_reports_nothing_on_a_clash_is_no_lock(cli, tmp_path):
     src = src.replace("class LockFile:", "class Mirror:").replace("trylock", "copy")
     assert src.count("return True") == 0
     assert "LCK101" not in codes(findings(cli, tmp_path, src, "mirror.py"))
+
+
+# ------------------ Python: a helper's built-in error, caught by name, continues the busy branch
+
+RAISES_BUILTIN = """
+    import fcntl
+    import logging
+    import logging.handlers
+    import os
+
+    log = logging.getLogger("cronrunner")
+    log.addHandler(logging.handlers.SysLogHandler(address="/dev/log"))
+
+
+    def getlock(fname):
+        fd = os.open(fname, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError("could not acquire lock")
+        return fd
+
+
+    if __name__ == "__main__":
+        try:
+            fd = getlock(__file__)
+        except RuntimeError:
+            log.info("another run holds the lock")
+            exit(0)
+        print("polling")
+    """
+
+
+def test_a_builtin_error_the_caller_catches_by_name_continues_the_busy_branch(cli, tmp_path):
+    # the skip goes to syslog through a handler configured here: durable, so LCK402
+    assert ("LCK402", 24) in findings(cli, tmp_path, RAISES_BUILTIN, "cronrunner.py")
+
+
+def test_a_wide_handler_does_not_take_a_builtin_error_for_the_busy_branch(cli, tmp_path):
+    src = RAISES_BUILTIN.replace("except RuntimeError:", "except Exception:")
+    assert "LCK402" not in codes(findings(cli, tmp_path, src, "cronrunner.py"))
+
+
+# ----------------- Python: `if not exists(M): ... create M` in a waiting loop is a lock's test
+
+MARKER_IN_WAIT_LOOP = """
+    import os
+    import sys
+    import time
+
+    MARKER = "/var/lib/runner/busy.marker"
+
+
+    def lock():
+        waited = 0
+        while waited < 600:
+            if not os.path.exists(MARKER):
+                with open(MARKER, "w") as f:
+                    f.write("delete when the job is done")
+                return True
+            print("another job is running")
+            time.sleep(10)
+            waited += 10
+        return False
+
+
+    def unlock():
+        os.remove(MARKER)
+
+
+    if __name__ == "__main__":
+        if sys.argv[1] == "lock":
+            if not lock():
+                sys.exit(1)
+        else:
+            unlock()
+    """
+
+
+def test_a_test_then_create_in_a_waiting_loop_is_not_atomic(cli, tmp_path):
+    assert ("LCK103", 12) in findings(cli, tmp_path, MARKER_IN_WAIT_LOOP, "runner_lock.py")
+
+
+def test_making_a_missing_file_in_a_loop_that_does_not_wait_is_no_lock(cli, tmp_path):
+    src = """
+        import os
+
+        for name in ("/srv/feeds/a.cfg", "/srv/feeds/b.cfg"):
+            if not os.path.exists(name):
+                with open(name, "w") as f:
+                    f.write("[feed]")
+        """
+    assert "LCK103" not in codes(findings(cli, tmp_path, src, "feeds.py"))

@@ -487,6 +487,21 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 return t, h
         return None, None
 
+    def _waits_in_loop(self, node: Any) -> bool:
+        """``node`` is in a ``while`` loop of its function that sleeps outside it: while the
+        name exists the run waits and tests again (``while ...: if not exists(M): ...;
+        time.sleep(5)``)."""
+        cst = self.cst
+        for a in self.ancestors(node):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(a, cst.While):
+                return any(
+                    self.call_q(c) in ("time.sleep", "asyncio.sleep") and not self.within(c, node)
+                    for c in self.descendants(a.body, cst.Call)
+                )
+        return False
+
     def _retried_after(self, tr: Any) -> bool:
         """The try is in a ``while`` loop of its function whose body waits (a sleep outside
         the try) and whose try body leaves the loop on success (``break``/``return``)."""
@@ -1186,7 +1201,11 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
                 busy = self._if_branch(ifn, False, 0)
-                if not busy.ends_run and not any(self.within(c, ifn) for c in released):
+                if (
+                    not busy.ends_run
+                    and not any(self.within(c, ifn) for c in released)
+                    and not self._waits_in_loop(ifn)
+                ):
                     # `if not exists(F): create(F)` and the run goes on either way, the name
                     # kept: making what is missing, nothing is excluded
                     continue
