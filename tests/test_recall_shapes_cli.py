@@ -682,3 +682,49 @@ def test_making_a_missing_file_in_a_loop_that_does_not_wait_is_no_lock(cli, tmp_
                     f.write("[feed]")
         """
     assert "LCK103" not in codes(findings(cli, tmp_path, src, "feeds.py"))
+
+
+# ------------------------ Python: one judgement of the holder, however many calls it takes
+
+TWO_CHECKS_ONE_DECISION = """
+    import os
+    from pathlib import Path
+
+    import psutil
+
+    LOCK = Path("/var/lib/listings/listings.pid")
+
+
+    def ours_running(pid):
+        if not psutil.pid_exists(pid):
+            return False
+        return "listings" in " ".join(psutil.Process(pid).cmdline())
+
+
+    def any_running(pid):
+        return psutil.pid_exists(pid)
+
+
+    def acquire():
+        if LOCK.exists():
+            pid = int(LOCK.read_text())
+            if ours_running(pid):
+                return False
+            elif any_running(pid):
+                return False
+            else:
+                LOCK.unlink()
+        LOCK.write_text(str(os.getpid()))
+        return True
+
+
+    if __name__ == "__main__":
+        if not acquire():
+            raise SystemExit(75)
+    """
+
+
+def test_liveness_helpers_of_one_if_elif_chain_are_one_finding(cli, tmp_path):
+    found = findings(cli, tmp_path, TWO_CHECKS_ONE_DECISION, "listings.py")
+    assert len([1 for code, _ in found if code == "LCK105"]) == 1
+    assert ("LCK106", 27) in found

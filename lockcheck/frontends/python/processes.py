@@ -246,6 +246,7 @@ class Processes:
         # the statements that run on one outcome only (not a try body the check is part of)
         region_branches = region if not isinstance(owner, cst.Try) else dead + els
         consequential = False
+        decision = None
         if owner is not None:
             end = self.find_end(region)
             func = self.func_of(call)
@@ -262,14 +263,30 @@ class Processes:
             ):
                 consequential = True  # it leaves, creates, removes, or kills the holder
             elif helper:
+                self._decision = None
                 consequential = self._helper_consequential(func)
+                decision = self._decision
             for st in dead:
                 self.dead_regions.append((st, pid_file))
             if isinstance(owner, cst.Try) and isinstance(func, cst.FunctionDef):
                 self._dead_after_raising_helper(owner, func, pid_file)
         else:
+            self._decision = None
             consequential = self._returned_to_decider(call)
-        self.facts.liveness.append(LivenessCheck(self.span(call), pid_file, consequential))
+            decision = self._decision
+        # one finding per function and pid file: `pid_exists(pid)` then `Process(pid)` in one
+        # helper, or its POSIX and Windows branches, are one judgement of the holder
+        func = self.func_of(call)
+        seen = self.__dict__.setdefault("_live_by_func", {})
+        # helpers tested in one `if`/`elif` chain of their caller are one judgement too
+        k = (id(decision or func), self.key(pid_file) if pid_file is not None else None)
+        if func is not None and k in seen:
+            seen[k].consequential = seen[k].consequential or consequential
+            return
+        chk = LivenessCheck(self.span(call), pid_file, consequential)
+        if func is not None:
+            seen[k] = chk
+        self.facts.liveness.append(chk)
 
     def _dead_after_raising_helper(self, t: Any, func: Any, pid_file: PathExpr | None) -> None:
         """``def check(): try: os.kill(pid, 0); raise Locked() / except OSError: ...`` called
@@ -412,6 +429,10 @@ class Processes:
                     return True
             for a in self.ancestors(call):
                 if isinstance(a, cst.If) and self.within(call, a.test):
+                    top = a
+                    while isinstance(self.up(top), cst.If) and self.up(top).orelse is top:
+                        top = self.up(top)
+                    self._decision = top
                     stmts = list(a.body.body)
                     if a.orelse is not None:
                         ob = a.orelse.body
