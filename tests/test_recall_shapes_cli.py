@@ -728,3 +728,29 @@ def test_liveness_helpers_of_one_if_elif_chain_are_one_finding(cli, tmp_path):
     found = findings(cli, tmp_path, TWO_CHECKS_ONE_DECISION, "listings.py")
     assert len([1 for code, _ in found if code == "LCK105"]) == 1
     assert ("LCK106", 27) in found
+
+
+# ---------------- shell: a removal guarded only by a test that the name exists is unconditional
+
+FOREIGN_GUARDED = """
+    #!/bin/bash
+    # clear the restore job's lock before the resize
+    if [ -f /var/lock/restore-db.lock ]; then
+      rm /var/lock/restore-db.lock
+    fi
+    [ -e /var/lock/backup.lock ] && rm -f /var/lock/backup.lock
+    resize_disk
+    """
+
+
+def test_a_removal_behind_an_existence_test_of_the_same_name_is_unconditional(cli, tmp_path):
+    found = findings(cli, tmp_path, FOREIGN_GUARDED, "resize.sh")
+    assert ("LCK107", 4) in found and ("LCK107", 6) in found
+
+
+def test_a_removal_behind_another_condition_stays_conditional(cli, tmp_path):
+    src = FOREIGN_GUARDED.replace(
+        "if [ -f /var/lock/restore-db.lock ]; then",
+        'if [ -f /var/lock/restore-db.lock ] && [ "$FORCE" = yes ]; then',
+    ).replace("[ -e /var/lock/backup.lock ] &&", '[ "$FORCE" = yes ] &&')
+    assert "LCK107" not in codes(findings(cli, tmp_path, src, "resize.sh"))

@@ -59,6 +59,12 @@ class Files:
         if self.in_trap:
             # a trap runs on every exit: only a test inside the trap makes it conditional
             conditional = pos.tested or self.cond_depth > self.trap_depth
+        elif conditional and not pos.tested and not self.frames and self.offmap is None:
+            # `if [ -f L ]; then rm L; fi`, `[ -e L ] && rm -f L`: a test of the name's
+            # existence only, so the removal runs whenever there is something to remove
+            guards = self._existence_guards(cmd, key)
+            if guards and guards == self.cond_depth:
+                conditional = False
         drop = self.drop_fix(cmd, operand, nops)
         rm = Removal(
             path,
@@ -91,6 +97,50 @@ class Files:
                 for b in self.pending_bg:
                     (self.facts.backgrounds if b.lock in released else keep).append(b)
                 self.pending_bg = keep
+
+    def _existence_guards(self, cmd, key: str) -> int:
+        """How many enclosing conditions of ``cmd`` there are when every one is a plain test
+        that ``key`` exists (`if [ -f L ]; then`, `[ -e L ] &&`); 0 when any other condition
+        or loop encloses it."""
+        guards = 0
+        n = cmd
+        while n.parent is not None:
+            p = n.parent
+            t = p.type
+            if t == "if_statement":
+                conds, body, _other = self._if_parts(p)
+                if not any(b.start_byte <= n.start_byte and n.end_byte <= b.end_byte for b in body):
+                    return 0  # in the else part, or the condition itself
+                if len(conds) != 1 or not self._tests_existence_of(conds[0], key):
+                    return 0
+                guards += 1
+            elif t == "list":
+                kids = [c for c in p.children if c.is_named]
+                ops = [c.type for c in p.children if not c.is_named]
+                if len(kids) != 2 or ops != ["&&"] or n.start_byte != kids[1].start_byte:
+                    return 0
+                if not self._tests_existence_of(kids[0], key):
+                    return 0
+                guards += 1
+            elif t in (
+                "while_statement", "until_statement", "for_statement", "c_style_for_statement",
+                "case_statement", "else_clause", "elif_clause", "function_definition",
+                "subshell", "pipeline", "negated_command",
+            ):  # fmt: skip
+                return 0
+            n = p
+        return guards
+
+    def _tests_existence_of(self, node, key: str) -> bool:
+        if node.type != "test_command":
+            return False
+        ops = self.test_text_ops(node)
+        return (
+            len(ops) == 1
+            and ops[0][0] in ("-e", "-f", "-d", "-s", "-L", "-h")
+            and not ops[0][2]
+            and self.resolve(ops[0][1]).key() == key
+        )
 
     def drop_fix(self, cmd, operand, nops: int) -> FixTemplate | None:
         if nops > 1 and operand is not None:
