@@ -754,3 +754,42 @@ def test_a_removal_behind_another_condition_stays_conditional(cli, tmp_path):
         'if [ -f /var/lock/restore-db.lock ] && [ "$FORCE" = yes ]; then',
     ).replace("[ -e /var/lock/backup.lock ] &&", '[ "$FORCE" = yes ] &&')
     assert "LCK107" not in codes(findings(cli, tmp_path, src, "resize.sh"))
+
+
+# ----------------- Python: a lock handed out as a handle to callers this file does not have
+
+HANDED_OUT = """
+    from pathlib import Path
+
+
+    class Handle:
+        def __init__(self, path):
+            self.path = path
+
+        def release(self):
+            self.path.rmdir()
+
+
+    def acquire_job_lock(root):
+        lock_dir = Path(root) / "job.lock"
+        try:
+            lock_dir.mkdir()
+        except FileExistsError:
+            raise RuntimeError("another run holds the lock")
+        return Handle(lock_dir)
+    """
+
+
+def test_a_lock_handed_out_to_callers_elsewhere_is_judged_there(cli, tmp_path):
+    found = findings(cli, tmp_path, HANDED_OUT, "joblock.py")
+    assert ("LCK101", 15) in found and "LCK202" not in codes(found)
+
+
+def test_a_caller_in_the_same_file_is_judged(cli, tmp_path):
+    src = HANDED_OUT + (
+        "\n\n    if __name__ == '__main__':\n"
+        "        h = acquire_job_lock('/srv/jobs')\n"
+        "        print('working')\n"
+        "        h.release()\n"
+    )
+    assert ("LCK202", 15) in findings(cli, tmp_path, src, "joblock.py")
