@@ -793,3 +793,17 @@ def test_a_caller_in_the_same_file_is_judged(cli, tmp_path):
         "        h.release()\n"
     )
     assert ("LCK202", 15) in findings(cli, tmp_path, src, "joblock.py")
+
+
+def test_a_command_after_a_three_stage_pipeline_is_read_as_its_own(cli, tmp_path):
+    # tree-sitter-bash 0.25 reads the line after `a | b | c` as more words of `c` (its issue
+    # 347): the flock on the next line would be lost
+    src = """
+        #!/bin/bash
+        exec 9>/var/lock/report.lock
+        ps aux | grep report | wc -l
+        flock -n 9 || exit 0
+        run_report
+        """
+    found = findings(cli, tmp_path, src, "report.sh")
+    assert ("LCK401", 4) in found and ("LCK406", 2) in found

@@ -29,34 +29,36 @@ def tree_sitter_source(text: str) -> bytes:
     return _ESCAPED_COMMAND.sub(rb"\1 ", source_bytes(text))
 
 
-# a `]` that ends a line: where tree-sitter-bash 0.25 may run a `[ ... ]` test on into the
-# lines after it (tree-sitter-bash issue 316: `[ $? -eq 0 ]`, then a command with a
-# redirection, then another `[`: the lines between become one command inside the test)
+# Where tree-sitter-bash 0.25 runs one statement on into the next line: a `[ ... ]` test that
+# ends a line (issue 316: `[ $? -eq 0 ]`, a command with a redirection, another `[`: the
+# lines between become one command inside the test), and a pipeline of three or more stages
+# (issue 347: `a | b | c` then `d` on the next line is read as more words of `c`).
 _LINE_END_BRACKET = re.compile(rb"(?<=[ \t])\][ \t]*(?=\r?\n)")
+_PIPELINE_LINE = re.compile(
+    rb"(?m)^[^#\n]*?[^|\n]\|[^|\n][^\n]*?\|[^|\n][^\n]*?[^|\\\s][ \t]*(?=\r?\n)"
+)
 
 
 def parse_bash(src: bytes) -> tuple[bytes, object]:
-    """Parse ``src`` with tree-sitter-bash and repair the tests it merges across lines: the
-    newline after each `]` that the grammar read as a word of a test command becomes `;`
-    (same offsets, so lines and columns stay those of the file) and the text is parsed
-    again, at most a few times.  Returns the bytes the tree was parsed from, and the tree."""
+    """Parse ``src`` with tree-sitter-bash and repair the statements it runs together across
+    a line end: each such newline (one that lies between two words of one simple command,
+    where bash always ends the command) becomes `;` (same offsets, so lines and columns stay
+    those of the file) and the text is parsed again, at most a few times.  Returns the bytes
+    the tree was parsed from, and the tree."""
     tree = _parser().parse(src)
     for _ in range(4):
-        fixes = []
-        for m in _LINE_END_BRACKET.finditer(src):
-            n = tree.root_node.descendant_for_byte_range(m.start(), m.start() + 1)
-            if n is None or n.type != "word":
-                continue  # the test's own closing bracket
-            a = n.parent
-            while a is not None and a.type != "test_command":
-                a = a.parent
-            if a is None:
-                continue
-            nl = src.index(b"\n", m.end())
+        fixes = set()
+        ends = [m.end() for m in _LINE_END_BRACKET.finditer(src)]
+        ends += [m.end() for m in _PIPELINE_LINE.finditer(src)]
+        for end in ends:
+            nl = src.index(b"\n", end)
+            n = tree.root_node.descendant_for_byte_range(nl, nl + 1)
+            if n is None or n.type != "command" or not (n.start_byte < nl < n.end_byte - 1):
+                continue  # the newline ends a statement, or lies inside a word or string
             after = src[nl + 1 : nl + 200].lstrip()
             if after[:1] in (b";", b"&", b"|", b")"):
                 continue  # `;;` of a case item, a continued list: `;` would not fit there
-            fixes.append(nl)
+            fixes.add(nl)
         if not fixes:
             break
         buf = bytearray(src)
