@@ -807,3 +807,22 @@ def test_a_command_after_a_three_stage_pipeline_is_read_as_its_own(cli, tmp_path
         """
     found = findings(cli, tmp_path, src, "report.sh")
     assert ("LCK401", 4) in found and ("LCK406", 2) in found
+
+
+def test_a_stop_scripts_liveness_test_before_its_kill_is_not_lck105(cli, tmp_path):
+    src = """
+        #!/bin/bash
+        PIDFILE=/var/run/app.pid
+        [ -f $PIDFILE ] && pid=$(cat $PIDFILE)
+        [ -n "$pid" ] && ps -p $pid | grep $pid >/dev/null
+        if [ $? -eq 0 ]; then
+          kill -9 $pid
+          exit
+        fi
+        echo "not running"
+        """
+    stop = findings(cli, tmp_path, src, "stop.sh")
+    assert "LCK105" not in codes(stop) and ("LCK108", 6) in stop
+    # the same test deciding whether a run starts is LCK105
+    start = src.replace("kill -9 $pid", 'echo "running"')
+    assert ("LCK105", 4) in findings(cli, tmp_path, start, "start.sh")
