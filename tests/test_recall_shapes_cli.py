@@ -826,3 +826,42 @@ def test_a_stop_scripts_liveness_test_before_its_kill_is_not_lck105(cli, tmp_pat
     # the same test deciding whether a run starts is LCK105
     start = src.replace("kill -9 $pid", 'echo "running"')
     assert ("LCK105", 4) in findings(cli, tmp_path, start, "start.sh")
+
+
+# ---------------- Python 2: tabs mixed with spaces, as Python 2 counts them; os.getpgid(pid)
+
+PY2_TABS = (
+    "import os, sys\n"
+    "\n"
+    "def log(msg):\n"
+    "\topen('/var/log/fresser.log', 'a').write(msg + '\\n')\n"
+    "\n"
+    'if __name__ == "__main__":\n'
+    "\tfor o in sys.argv:\n"
+    '\t\tif o == "-d":\n'
+    "\t\t    daemon = True\n"
+    '\t    \telif o == "-h":\n'
+    "\t\t    sys.exit()\n"
+    '\tpidFileName = "/var/lib/fresser/fresser.pid"\n'
+    "\tif os.path.isfile(pidFileName):\n"
+    "\t\tpid = int(open(pidFileName).readline())\n"
+    "\t\ttry:\n"
+    "\t\t\tos.getpgid(pid)\n"
+    '\t\t\tprint "already running"\n'
+    "\t\t\tsys.exit(0)\n"
+    "\t\texcept OSError, e:\n"
+    "\t\t\tpass\n"
+    '\tpidFile = open(pidFileName, "w")\n'
+    "\tpidFile.write(str(os.getpid()))\n"
+)
+
+
+def test_python2_tab_indentation_is_read_as_python2_reads_it(cli, tmp_path):
+    (tmp_path / "fresser.py").write_text(PY2_TABS)
+    status, out, err = cli(
+        "scan", "--isolated", "--select", "ALL", "--output-format", "json", "fresser.py"
+    )
+    found = {(f["code"], f["location"]["row"]) for f in json.loads(out)}
+    # `<tab><4 spaces><tab>elif` is column 16 for Python 2, like the `if` it continues
+    assert ("LCK105", 16) in found and ("LCK401", 18) in found and ("LCK103", 21) in found
+    assert any(code == "LCK000" for code, _ in found)  # python3 cannot run it

@@ -1235,19 +1235,28 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         psutil.pid_exists(pid): <alive>``), when they leave; else None."""
         cst = self.cst
 
-        def tests(node: Any) -> bool:
+        def probe(node: Any) -> Any:
             for c in self.descendants(node, cst.Call):
                 q = self.call_q(c)
-                if q == "psutil.pid_exists" or (
+                if q in ("psutil.pid_exists", "os.getpgid", "os.getsid") or (
                     q == "os.kill" and self.const(self.arg(c, 1, "sig")) in (0, "0")
                 ):
-                    return True
-            return False
+                    return c
+            return None
+
+        def tests(node: Any) -> bool:
+            return probe(node) is not None
 
         for st in stmts:
             alive = None
             if isinstance(st, cst.Try) and st.orelse is not None and tests(st.body):
                 alive = list(st.orelse.body.body)
+            elif isinstance(st, cst.Try) and tests(st.body):
+                # `try: os.getpgid(pid); log("running"); sys.exit(0) / except OSError: pass`
+                body = list(st.body.body)
+                c = probe(st.body)
+                k = next((i for i, b in enumerate(body) if self.within(c, b)), None)
+                alive = body[k + 1 :] if k is not None else None
             elif isinstance(st, cst.If) and tests(st.test):
                 neg = isinstance(st.test, cst.UnaryOperation) and isinstance(
                     st.test.operator, cst.Not

@@ -103,9 +103,10 @@ class Processes:
                 from_file, pid_file = self.pid_source(self.arg(c, 0, "args"))
                 if from_file:
                     self._liveness(c, pid_file)
-            elif q == "psutil.pid_exists":
+            elif q in ("psutil.pid_exists", "os.getpgid", "os.getsid"):
+                # os.getpgid(pid) / os.getsid(pid) raise ProcessLookupError for a dead PID
                 from_file, pid_file = self.pid_source(self.arg(c, 0))
-                if from_file:
+                if from_file and (q == "psutil.pid_exists" or self.enclosing_try(c) is not None):
                     self._liveness(c, pid_file)
             elif q == "psutil.Process":
                 from_file, pid_file = self.pid_source(self.arg(c, 0, "pid"))
