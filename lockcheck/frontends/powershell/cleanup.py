@@ -58,14 +58,12 @@ class Cleanup:
                 return "finally", a.parent
             if a.type == "trap_statement":
                 return "trap", a
-            if a.type == "function_statement":
-                name = syntax.function_name(a)
+            if a.type in syntax.FUNCTIONS:
                 if depth < 3:
-                    for cmd in self.tree.commands:
-                        if syntax.command_name(cmd) == name:
-                            ctx = self._context(cmd, depth + 1)
-                            if ctx[0] != "direct":
-                                return ctx
+                    for cmd in syntax.calls(self.tree, a):
+                        ctx = self._context(cmd, depth + 1)
+                        if ctx[0] != "direct":
+                            return ctx
                 break
         return "direct", None
 
@@ -73,7 +71,7 @@ class Cleanup:
         via, hook = self._context(node)
         r = Removal(path, self.tree.span(node), via=via)
         r.conditional = any(
-            a.type in ("if_statement", "catch_clause", "function_statement")
+            (a.type in ("if_statement", "catch_clause") or a.type in syntax.FUNCTIONS)
             and "test-path" not in text(a).lower()[:200]
             for a in syntax.ancestors(node)
         )
@@ -91,7 +89,7 @@ class Cleanup:
         statement before it in an enclosing block."""
         child = node
         for a in syntax.ancestors(node):
-            if a.type in ("function_statement", "script_block_expression"):
+            if a.type in syntax.SCOPES:
                 return False
             if a.type in ("if_statement", "elseif_clause"):
                 cond = next((c for c in a.named_children if c.type == "pipeline"), None)

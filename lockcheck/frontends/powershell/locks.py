@@ -64,7 +64,7 @@ class Locks(TestThenCreate):
     def catch_of(self, node: Any) -> tuple[Any, Any]:
         """(the try statement, its first catch clause) whose body holds ``node``."""
         for a in syntax.ancestors(node):
-            if a.type == "function_statement":
+            if a.type in syntax.FUNCTIONS:
                 break
             if a.type == "try_statement":
                 body = syntax.block_of(a)
@@ -92,7 +92,7 @@ class Locks(TestThenCreate):
                 if cond is not None and syntax.within(n, cond):
                     return a, negated
                 return None, False
-            if a.type in ("statement_list", "function_statement", "statement_block"):
+            if a.type in ("statement_list", "statement_block") or a.type in syntax.FUNCTIONS:
                 return None, False
         return None, False
 
@@ -112,9 +112,7 @@ class Locks(TestThenCreate):
         for st in stmts:
             for n in syntax.descendants(st, "flow_control_statement"):
                 if any(
-                    a.type == "function_statement"
-                    for a in syntax.ancestors(n)
-                    if syntax.within(a, st)
+                    a.type in syntax.FUNCTIONS for a in syntax.ancestors(n) if syntax.within(a, st)
                 ):
                     continue
                 word = text(n.children[0]).lower()
@@ -154,10 +152,7 @@ class Locks(TestThenCreate):
         return BusyBranch(span, True, status, durable, status_fix=fix if word == "exit" else None)
 
     def _propagate(self, func: Any, span: Any, durable: bool, depth: int) -> BusyBranch | None:
-        name = syntax.function_name(func)
-        for cmd in self.tree.commands:
-            if syntax.command_name(cmd) != name:
-                continue
+        for cmd in syntax.calls(self.tree, func):
             ifn, negated = self.condition_of(cmd)
             if ifn is not None:
                 body = self.if_branch(ifn, negated)

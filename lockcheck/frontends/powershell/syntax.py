@@ -40,7 +40,9 @@ WRAPPERS = {
     "sub_expression",
     "left_assignment_expression",
 }
-SCOPES = {"function_statement", "script_block_expression"}
+# a class method is a function of its own: its `return` goes back to the call
+FUNCTIONS = {"function_statement", "class_method_definition"}
+SCOPES = FUNCTIONS | {"script_block_expression"}
 # parameters that take no value
 SWITCHES = {"force", "append", "passthru", "noclobber", "whatif", "confirm", "leaf", "parent"}
 SWITCHES |= {"recurse", "isabsolute", "resolve", "raw", "nonewline", "asjob", "wait"}
@@ -108,6 +110,12 @@ def text(node: Any) -> str:
     return treesitter.text_of(node)
 
 
+def raw(node: Any) -> bytes:
+    """The bytes of ``node`` as the file has them."""
+    pair = _ORIGINAL.get()
+    return pair[1][node.start_byte : node.end_byte] if pair is not None else node.text
+
+
 def unwrap(node: Any) -> Any:
     while node is not None and node.type in WRAPPERS:
         named = [c for c in node.named_children if c.type != "comment"]
@@ -136,8 +144,9 @@ def ancestors(node: Any) -> Iterator[Any]:
 
 
 def scope_of(node: Any) -> Any:
+    """The function or class method ``node`` is in (None: the script)."""
     for a in ancestors(node):
-        if a.type == "function_statement":
+        if a.type in FUNCTIONS:
             return a
     return None
 
@@ -148,7 +157,24 @@ def function_name(func: Any) -> str | None:
     for c in func.named_children:
         if c.type == "function_name":
             return text(c).lower()
+        if c.type == "simple_name" and func.type == "class_method_definition":
+            return text(c).lower()
     return None
+
+
+def calls(tree: Tree, func: Any) -> list[Any]:
+    """The commands that call the function ``func`` (``Get-Lock -Path P``) or, for a class
+    method, the invocations of a method of that name (``$lock.TryAcquire()``), outside it."""
+    name = function_name(func)
+    if name is None:
+        return []
+    if func.type == "class_method_definition":
+        return [
+            inv
+            for inv in tree.invocations
+            if invocation_parts(inv)[1] == name and not within(inv, func)
+        ]
+    return [c for c in tree.commands if command_name(c) == name]
 
 
 def statements(block: Any) -> list[Any]:

@@ -155,7 +155,10 @@ class Values:
         if t == "variable":
             return self._var(var_name(node) or "", node, depth)
         if t == "member_access":
-            return self._var(text(node).lstrip("$").lower(), node, depth)
+            name = text(node).lstrip("$").lower()
+            if name.startswith("this."):  # an object's property: not followed here
+                return [Part(PartKind.UNKNOWN, text(node)[:60])]
+            return self._var(name, node, depth)
         if t == "command":
             return self._command_parts(node, depth)
         if t == "invokation_expression":
@@ -171,9 +174,26 @@ class Values:
                 return [Part(PartKind.VAR, "TEMP"), Part(PartKind.LIT, "/")]
         if t == "additive_expression":
             kids = node.named_children
-            if len(kids) == 2 and "+" in text(node):
+            op = operator(node)
+            if len(kids) == 2 and op == "??":
+                return self._coalesce(kids[0], kids[1], depth)
+            if len(kids) == 2 and op == "+":
                 return self._parts(kids[0], depth + 1) + self._parts(kids[1], depth + 1)
         return [Part(PartKind.UNKNOWN, text(node)[:60])]
+
+    def _coalesce(self, left: Any, right: Any, depth: int) -> list[Part]:
+        """``$env:X ?? 'd'`` is X with the default d (like ``${X:-d}``); a variable the file
+        assigns is its value; one it never assigns is ``$null``: the default."""
+        dflt = self._parts(right, depth + 1)
+        name = var_name(left)
+        if name is not None and name.startswith("env:"):
+            (p,) = self._var(name, left, depth + 1)
+            if p.kind is PartKind.VAR:
+                return [Part(PartKind.VAR, p.value, default=PathExpr(tuple(_merge(dflt))))]
+            return [p]
+        if name is not None and not self.values(name, left):
+            return dflt
+        return [Part(PartKind.UNKNOWN, text(left)[:60])]
 
     def _var(self, name: str, at: Any, depth: int) -> list[Part]:
         if name == "psscriptroot":
@@ -273,6 +293,17 @@ class Values:
                     if p is not None:
                         return p
         return None
+
+
+def operator(node: Any) -> str:
+    """The operator between a binary expression's two operands, as the file writes it
+    (``??`` and the ternary are parsed as ``+``: :mod:`.premask`)."""
+    kids = node.named_children
+    if len(kids) < 2:
+        return ""
+    raw = syntax.raw(node)
+    a, b = kids[0].end_byte - node.start_byte, kids[1].start_byte - node.start_byte
+    return raw[a:b].decode("utf-8", "replace").strip()
 
 
 def _lit(s: str) -> Part:
