@@ -244,7 +244,7 @@ class Locks(TestThenCreate):
         if not self._ends(handler):
             if not retrying:
                 return None
-            acq.busy = None
+            acq.busy = self._timeout(node, success)
             return handler, True
         acq.busy = self.busy(syntax.statements(syntax.block_of(handler)), node)
         return handler, retrying
@@ -279,13 +279,38 @@ class Locks(TestThenCreate):
             return ifn, False
         then = syntax.block_of(ifn)
         if not on_failure and retry.retry_loop(cmd, None, then):
-            acq.busy = None
+            acq.busy = self._timeout(cmd, then)
             return ifn, True
         # if (New-Item L) { work }: the creation is the condition of the work
         acq.busy = BusyBranch(self.tree.span(ifn), False, None)
         if lockish_name(acq.path):
             return ifn, True
         return None, False
+
+    def _timeout(self, create: Any, success: Any) -> BusyBranch | None:
+        """The busy branch of a retry loop: the path taken when the loop runs out (a deadline,
+        a count) without the create succeeding; None for a loop that only success ends."""
+        loop = retry.loop_of(create)
+        if loop is None or retry.endless(loop):
+            return None
+        leaves, flags = retry.success_leaves(success, create)
+        rest = retry.after(loop)
+        if leaves:  # only a failed wait gets past the loop
+            if rest:
+                return self.busy(rest, loop)
+            func = syntax.scope_of(loop)
+            if func is not None:  # falls off the end of the function: $null to the caller
+                return self._propagate(func, self.tree.span(loop), False, 0)
+            return BusyBranch(self.tree.span(create), True, 0)
+        for st in rest:
+            for v in syntax.descendants(st, "variable"):
+                if syntax.var_name(v) not in flags:
+                    continue
+                ifn, negated = self.condition_of(v)
+                if ifn is not None:
+                    stmts = self.if_branch(ifn, negated)
+                    return self.busy(stmts, v) if stmts else None
+        return None
 
     def held(self, path: PathExpr | None) -> bool:
         """A retried create is a lock when it is named like one or removed again (released):
