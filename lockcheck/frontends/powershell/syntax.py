@@ -45,6 +45,8 @@ FUNCTIONS = {"function_statement", "class_method_definition"}
 SCOPES = FUNCTIONS | {"script_block_expression"}
 # parameters that take no value
 SWITCHES = {"force", "append", "passthru", "noclobber", "whatif", "confirm", "leaf", "parent"}
+# a parameter's own aliases (``Remove-Item -LP``)
+ALIASES = {"literalpath": ("lp", "pspath")}
 SWITCHES |= {"recurse", "isabsolute", "resolve", "raw", "nonewline", "asjob", "wait"}
 
 
@@ -247,6 +249,7 @@ class Command:
             i += 1
 
     def get(self, *names: str, position: int | None = None) -> Any:
+        names += tuple(a for n in names for a in ALIASES.get(n, ()))
         for n in names:
             if n in self.params:
                 return self.params[n]
