@@ -139,6 +139,13 @@ def test_timeout_path_of_a_retry_loop_is_the_busy_branch(tmp_path):
         "return_false.ps1": acquire_function(
             "return $false", "Write-Host 'another export is running'\n        exit 0"
         ),
+        # the result kept in a variable that an `if` tests
+        "kept_in_variable.ps1": acquire_function(
+            "return $false", "Write-Host 'another export is running'\n        exit 0"
+        ).replace(
+            "if (-not (Get-JobLock -Path $lock)) {",
+            "$ok = Get-JobLock -Path $lock\n    if (-not $ok) {",
+        ),
         # the same function exits 0 itself when it gives up
         "exit_in_function.ps1": EXIT_IN_FUNCTION,
         # the loop falls off the function's end ($null); the caller's bare exit is 0
@@ -160,6 +167,7 @@ def test_timeout_path_of_a_retry_loop_is_the_busy_branch(tmp_path):
     got = scan(tmp_path, files)
     assert got == {
         "return_false.ps1": {("LCK101", 6), ("LCK401", 18)},
+        "kept_in_variable.ps1": {("LCK101", 6), ("LCK401", 19)},
         "exit_in_function.ps1": {("LCK101", 5), ("LCK401", 12)},
         "falls_off.ps1": {("LCK101", 4), ("LCK401", 13)},
         "flag_loop.ps1": {("LCK101", 6), ("LCK401", 15)},

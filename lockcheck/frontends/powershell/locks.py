@@ -154,13 +154,15 @@ class Locks(TestThenCreate):
     def _propagate(self, func: Any, span: Any, durable: bool, depth: int) -> BusyBranch | None:
         for cmd in syntax.calls(self.tree, func):
             ifn, negated = self.condition_of(cmd)
+            b = None
             if ifn is not None:
                 body = self.if_branch(ifn, negated)
-                if body is not None:
-                    b = self.busy(body, cmd, depth + 1)
-                    if b is not None:
-                        b.durable = b.durable or durable
-                    return b
+                b = self.busy(body, cmd, depth + 1) if body is not None else None
+            else:  # $ok = Get-JobLock ...; if (-not $ok) { ... }
+                b = self._busy_of_var(self._assigned_var(cmd), cmd, depth + 1)
+            if b is not None:
+                b.durable = b.durable or durable
+                return b
         return BusyBranch(span, False, None, durable)
 
     def durable(self, stmts: list[Any], end: Any) -> bool:
@@ -503,7 +505,7 @@ class Locks(TestThenCreate):
                 acq.open_span = acq.span
         self.add(acq, node)
 
-    def _busy_of_var(self, var: str | None, after: Any) -> BusyBranch | None:
+    def _busy_of_var(self, var: str | None, after: Any, depth: int = 0) -> BusyBranch | None:
         """The busy branch of the first ``if`` after ``after`` that tests ``var``."""
         if not var:
             return None
@@ -512,7 +514,7 @@ class Locks(TestThenCreate):
                 ifn, negated = self.condition_of(v)
                 if ifn is not None:
                     stmts = self.if_branch(ifn, negated)
-                    return self.busy(stmts, v) if stmts is not None else None
+                    return self.busy(stmts, v, depth) if stmts is not None else None
         return None
 
     def _assigned_var(self, node: Any) -> str | None:
