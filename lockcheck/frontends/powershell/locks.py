@@ -168,18 +168,25 @@ class Locks(TestThenCreate):
     def durable(self, stmts: list[Any], end: Any) -> bool:
         if any(syntax.command_name(c) == "start-transcript" for c in self.tree.commands):
             return True
-        for st in stmts:
-            if st.start_byte > end.start_byte:
-                break
-            for c in syntax.descendants(st, "command", "file_redirection_operator"):
-                if c.type == "file_redirection_operator":
-                    if text(c).startswith(">>") or text(c).endswith(">>"):
-                        return True
-                    continue
-                name = syntax.command_name(c)
-                if name in DURABLE:
+        return any(self._records(st) for st in stmts if st.start_byte <= end.start_byte)
+
+    def _records(self, node: Any, depth: int = 0) -> bool:
+        """``node`` appends to a file (``Add-Content``, ``Out-File -Append``, ``>>``,
+        ``Write-EventLog``), itself or through a function of this file it calls (a ``Log``
+        or ``Write-Log`` helper that does)."""
+        for c in syntax.descendants(node, "command", "file_redirection_operator"):
+            if c.type == "file_redirection_operator":
+                if text(c).startswith(">>") or text(c).endswith(">>"):
                     return True
-                if name in APPEND_DURABLE and self.values.command(c).has("append"):
+                continue
+            name = syntax.command_name(c)
+            if name in DURABLE:
+                return True
+            if name in APPEND_DURABLE and self.values.command(c).has("append"):
+                return True
+            func = self.values.functions.get(name)
+            if func is not None and depth < 3 and not syntax.within(c, func):
+                if self._records(func, depth + 1):
                     return True
         return False
 

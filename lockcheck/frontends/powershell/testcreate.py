@@ -75,6 +75,9 @@ class TestThenCreate:
                     acq.busy = None  # a retry loop: the busy run waits
                 elif not (lockish_name(cpath) or (self._removed(cpath) and self.skips(acq.busy))):
                     break  # "create it if missing", not a guard
+                elif acq.busy is None and not self._removed(cpath):
+                    break  # nothing runs when it exists and it is kept: a `.locks` folder made
+                    # if missing, not a lock
                 self.add(acq, cmd)
                 taken.add(cmd.start_byte)
                 made.append((cmd, cpath.key()))
@@ -119,7 +122,7 @@ class TestThenCreate:
                     return True
         for inv in self.tree.invocations:
             target, member, args = invocation_parts(inv)
-            if target == "io.file" and member == "delete" and args:
+            if target in ("io.file", "io.directory") and member == "delete" and args:
                 p = self.values.path(args[0])
                 if p is not None and p.key() == path.key():
                     return True

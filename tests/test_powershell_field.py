@@ -1,0 +1,106 @@
+"""PowerShell shapes from a hand review of lock-taking scheduled-task scripts (issue #14):
+a busy branch that records the skip through the script's own log helper (a `Log`/`Write-Log`
+function that appends to a file) is durable (LCK402, not LCK401); a `.locks` folder made if
+missing and kept is no lock (no LCK103).  Through the CLI, each beside a negative."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from helpers import write
+
+
+def scan(tmp_path, files: dict[str, str]) -> dict[str, set[tuple[str, int]]]:
+    """``lockcheck scan`` once over ``files``: file name -> {(code, line)}."""
+    for name, src in files.items():
+        write(tmp_path, name, textwrap.dedent(src).lstrip("\n"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--isolated", "--output-format", "json"]
+        + [str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    out: dict[str, set[tuple[str, int]]] = {name: set() for name in files}
+    for r in json.loads(proc.stdout or "[]"):
+        name = r["filename"].replace("\\", "/").rsplit("/", 1)[-1]
+        out[name].add((r["code"], r["location"]["row"]))
+    return out
+
+
+HELPER_JOB = r"""
+    $LogFile = 'C:\ProgramData\Sync\sync.log'
+    HELPERS
+    $lock = 'C:\ProgramData\Sync\sync.lock'
+    if (Test-Path $lock) {
+        Write-JobLog 'previous sync still running, skipping'
+        exit 0
+    }
+    New-Item -ItemType File -Path $lock | Out-Null
+    try { Invoke-Sync } finally { Remove-Item $lock }
+"""
+
+
+def helper_job(helpers: str) -> str:
+    return HELPER_JOB.replace("HELPERS", helpers)
+
+
+def test_a_skip_logged_through_a_local_helper_is_recorded(tmp_path):
+    appends = (
+        'function Write-JobLog([string]$m) { "$(Get-Date -Format o) $m" | Add-Content $LogFile }'
+    )
+    nested = (
+        "function Out-Line([string]$l) { $l | Out-File -FilePath $LogFile -Append }\n"
+        '    function Write-JobLog([string]$m) { Out-Line "$(Get-Date -Format o) $m" }'
+    )
+    redirected = 'function Write-JobLog([string]$m) { "$(Get-Date -Format o) $m" >> $LogFile }'
+    console = 'function Write-JobLog([string]$m) { Write-Host "$(Get-Date -Format o) $m" }'
+    got = scan(
+        tmp_path,
+        {
+            "appends.ps1": helper_job(appends),
+            "nested.ps1": helper_job(nested),
+            "redirected.ps1": helper_job(redirected),
+            "console.ps1": helper_job(console),
+        },
+    )
+    assert got == {
+        "appends.ps1": {("LCK402", 6), ("LCK103", 8)},
+        "nested.ps1": {("LCK402", 7), ("LCK103", 9)},
+        "redirected.ps1": {("LCK402", 6), ("LCK103", 8)},
+        # the helper only prints: nothing durable
+        "console.ps1": {("LCK401", 6), ("LCK103", 8)},
+    }
+
+
+LOCK_FOLDER = r"""
+    $lockRoot = 'C:\ProgramData\Jobs\.locks'
+    if (-not (Test-Path $lockRoot)) { New-Item -ItemType Directory -Path $lockRoot -Force | Out-Null }
+    $mutex = [System.Threading.Mutex]::new($false, 'Global\NightlyReport')
+    if (-not $mutex.WaitOne(0)) {
+        Add-Content -Path (Join-Path $lockRoot 'skipped.log') -Value "busy $(Get-Date -Format o)"
+        exit 75
+    }
+    try { Invoke-Report } finally { $mutex.ReleaseMutex() }
+"""
+
+GUARDED_WORK = r"""
+    $lock = 'C:\ProgramData\Jobs\report.lock'
+    if (-not (Test-Path $lock)) {
+        New-Item -ItemType File -Path $lock | Out-Null
+        Invoke-Report
+        Remove-Item $lock
+    }
+"""
+
+
+def test_a_lock_folder_made_if_missing_is_no_lock(tmp_path):
+    got = scan(tmp_path, {"folder.ps1": LOCK_FOLDER, "guarded.ps1": GUARDED_WORK})
+    assert got == {
+        "folder.ps1": set(),
+        # the creation is the condition of the work and removed after it: a lock
+        "guarded.ps1": {("LCK103", 3), ("LCK202", 3)},
+    }
