@@ -98,9 +98,18 @@ GUARDED_WORK = r"""
 
 
 def test_a_lock_folder_made_if_missing_is_no_lock(tmp_path):
-    got = scan(tmp_path, {"folder.ps1": LOCK_FOLDER, "guarded.ps1": GUARDED_WORK})
+    guarded_dir = (
+        GUARDED_WORK.replace("report.lock'", "report.lock.d'")
+        .replace("-ItemType File", "-ItemType Directory")
+        .replace("Remove-Item $lock", "[System.IO.Directory]::Delete($lock, $true)")
+    )
+    got = scan(
+        tmp_path,
+        {"folder.ps1": LOCK_FOLDER, "guarded.ps1": GUARDED_WORK, "guarded_dir.ps1": guarded_dir},
+    )
     assert got == {
         "folder.ps1": set(),
         # the creation is the condition of the work and removed after it: a lock
         "guarded.ps1": {("LCK103", 3), ("LCK202", 3)},
+        "guarded_dir.ps1": {("LCK103", 3), ("LCK202", 3)},
     }
