@@ -113,3 +113,66 @@ def test_a_lock_folder_made_if_missing_is_no_lock(tmp_path):
         "guarded.ps1": {("LCK103", 3), ("LCK202", 3)},
         "guarded_dir.ps1": {("LCK103", 3), ("LCK202", 3)},
     }
+
+
+PID_UNDER_MUTEX = r"""
+    $LogFile = 'C:\ProgramData\Watch\watch.log'
+    $PidFile = 'C:\ProgramData\Watch\watch.pid'
+    function Write-WatchLog([string]$m) { Add-Content -Path $LogFile -Value $m }
+    function Enter-Watch {
+        $script:Mutex = New-Object System.Threading.Mutex($false, 'Global\CredentialWatch')
+        $owned = $script:Mutex.WaitOne(0)
+        if (-not $owned) {
+            Write-WatchLog 'another watcher holds the mutex'
+            exit 75
+        }
+        if (Test-Path -LiteralPath $PidFile) {
+            Write-WatchLog "replacing the record of $(Get-Content $PidFile)"
+        }
+        Set-Content -LiteralPath $PidFile -Value $PID
+    }
+    Enter-Watch
+    try { Invoke-Watch } finally { Remove-Item -LiteralPath $PidFile; $script:Mutex.ReleaseMutex() }
+"""
+
+
+NO_MUTEX = r"""
+    $LogFile = 'C:\ProgramData\Watch\watch.log'
+    $PidFile = 'C:\ProgramData\Watch\watch.pid'
+    function Write-WatchLog([string]$m) { Add-Content -Path $LogFile -Value $m }
+    function Enter-Watch {
+        if (Test-Path -LiteralPath $PidFile) {
+            Write-WatchLog "another watcher: $(Get-Content $PidFile)"
+            exit 75
+        }
+        Set-Content -LiteralPath $PidFile -Value $PID
+    }
+    Enter-Watch
+    try { Invoke-Watch } finally { Remove-Item -LiteralPath $PidFile }
+"""
+
+
+def test_a_pid_record_written_under_a_held_mutex_is_no_test_then_create(tmp_path):
+    got = scan(tmp_path, {"under_mutex.ps1": PID_UNDER_MUTEX, "no_mutex.ps1": NO_MUTEX})
+    # the mutex excludes; the PID file only records who holds it
+    assert got["under_mutex.ps1"] == set()
+    # the same test then create with no lock before it races
+    assert got["no_mutex.ps1"] == {("LCK103", 9)}
+
+
+def test_a_member_of_an_expression_is_shown_as_written(tmp_path):
+    src = r"""
+        param([string]$RepoPath = 'D:\repos\game')
+        $lock = Join-Path (Resolve-Path $RepoPath).Path 'daemon.lock'
+        if (Test-Path $lock) { Write-Output 'daemon already running'; exit 0 }
+        Set-Content -Path $lock -Value $PID
+        try { Invoke-Daemon } finally { Remove-Item $lock }
+    """
+    p = write(tmp_path, "daemon.ps1", textwrap.dedent(src).lstrip("\n"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--isolated", "--output-format", "concise"]
+        + [str(p)],
+        capture_output=True,
+        text=True,
+    )
+    assert "`(Resolve-Path $RepoPath).Path/daemon.lock`" in proc.stdout, proc.stdout

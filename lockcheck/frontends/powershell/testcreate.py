@@ -36,7 +36,7 @@ class TestThenCreate:
                 continue
             ifn, negated = self.condition_of(test)
             loop = None if ifn is not None else _wait_loop(test)
-            if ifn is None and loop is None:
+            if (ifn is None and loop is None) or self._held_before(test):
                 continue
             for cmd in self.tree.commands:
                 name = syntax.command_name(cmd)
@@ -82,6 +82,18 @@ class TestThenCreate:
                 taken.add(cmd.start_byte)
                 made.append((cmd, cpath.key()))
                 break
+
+    def _held_before(self, test: Any) -> bool:
+        """A held-handle lock (a named mutex, a ``FileShare.None`` handle) is taken earlier in
+        the same function or script and its busy branch ends the run: a test then create
+        after it records the holder (a PID file) under that lock, and races with no one."""
+        scope = syntax.scope_of(test)
+        for acq, node in zip(self.facts.acquires, self.nodes, strict=True):
+            if acq.kind is not LockKind.FLOCK or node.end_byte > test.start_byte:
+                continue
+            if syntax.scope_of(node) == scope and self.skips(acq.busy):
+                return True
+        return False
 
     def _rewrite(self, cmd: Any, path: Any, made: list[tuple[Any, str]]) -> bool:
         """An earlier create of the same name in the same scope runs before ``cmd`` on the

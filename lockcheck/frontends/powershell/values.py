@@ -156,7 +156,12 @@ class Values:
             return self._var(var_name(node) or "", node, depth)
         if t == "member_access":
             name = text(node).lstrip("$").lower()
-            if name.startswith("this."):  # an object's property: not followed here
+            root = node
+            while root is not None and root.type == "member_access":
+                root = root.named_children[0] if root.named_children else None
+            if name.startswith("this.") or root is None or root.type != "variable":
+                # an object's property, a member of an expression's value (`(Resolve-Path
+                # $p).Path`): not followed here
                 return [Part(PartKind.UNKNOWN, text(node)[:60])]
             return self._var(name, node, depth)
         if t == "command":
