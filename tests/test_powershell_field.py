@@ -176,3 +176,36 @@ def test_a_member_of_an_expression_is_shown_as_written(tmp_path):
         text=True,
     )
     assert "`(Resolve-Path $RepoPath).Path/daemon.lock`" in proc.stdout, proc.stdout
+
+
+MOVED_INTO_PLACE = r"""
+    param([string]$Resource = 'browser')
+    $lockFile = Join-Path 'C:\ProgramData\Agents\locks' "$Resource.lock"
+    if (Test-Path $lockFile) {
+        Write-Output "BUSY $Resource"
+        exit 1
+    }
+    $tmp = "$lockFile.tmp.$PID"
+    Set-Content -Path $tmp -Value $PID
+    Move-Item -Path $tmp -Destination $lockFile -Force
+    Write-Output "ACQUIRED $Resource"
+"""
+
+MOVED_REPORT = r"""
+    $report = 'C:\ProgramData\Agents\out\daily.csv'
+    if (Test-Path 'C:\ProgramData\Agents\out') {
+        $tmp = "$report.tmp.$PID"
+        Export-Data | Set-Content -Path $tmp
+        Move-Item -Path $tmp -Destination $report -Force
+    }
+"""
+
+
+def test_a_lock_written_aside_and_moved_onto_its_name_is_test_then_create(tmp_path):
+    got = scan(tmp_path, {"moved.ps1": MOVED_INTO_PLACE, "report.ps1": MOVED_REPORT})
+    assert got == {
+        # two runs can both find no lock and both move theirs into place
+        "moved.ps1": {("LCK103", 9)},
+        # an output published by a rename: nothing tests its own name
+        "report.ps1": set(),
+    }

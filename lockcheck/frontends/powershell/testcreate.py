@@ -1,5 +1,6 @@
 """Stage 3, test then create: ``Test-Path L`` deciding whether ``New-Item``/``Set-Content``/
-``Out-File``/``Add-Content`` of the same ``L`` runs.  The test is an ``if`` condition, or the
+``Out-File``/``Add-Content`` of the same ``L`` runs (or a ``Move-Item``/``Copy-Item`` of a file
+written aside onto ``L``).  The test is an ``if`` condition, or the
 condition of a loop that waits while ``L`` exists (``while (Test-Path L) { sleep }``,
 ``do { sleep } until (-not (Test-Path L))``) before the create.  The same variable is the
 same path even when its value is unknown (a ``param()`` without default).  One lock per
@@ -16,6 +17,8 @@ from . import retry, syntax
 from .syntax import invocation_parts, text
 
 CREATES = {"new-item", "set-content", "out-file", "add-content", "ni", "sc"}
+# a file written aside and moved (or copied) onto the name: the name is created by the move
+MOVES = {"move-item", "mi", "move", "copy-item", "cpi", "copy"}
 TESTS = {"test-path"}
 REMOVES = ("remove-item", "del", "rm", "ri", "erase")
 
@@ -40,12 +43,15 @@ class TestThenCreate:
                 continue
             for cmd in self.tree.commands:
                 name = syntax.command_name(cmd)
-                if name not in CREATES or cmd.start_byte < test.end_byte:
+                if name not in CREATES | MOVES or cmd.start_byte < test.end_byte:
                     continue
                 if syntax.scope_of(cmd) != syntax.scope_of(test):
                     continue
                 c = self.values.command(cmd)
-                cpath = self.values.path(c.get("path", "literalpath", "filepath", position=0))
+                if name in MOVES:
+                    cpath = self.values.path(c.get("destination", position=1))
+                else:
+                    cpath = self.values.path(c.get("path", "literalpath", "filepath", position=0))
                 if cpath is None or cpath.key() != tpath.key():
                     continue
                 if cpath.has_unique:  # a per-process side file (LOCK.$PID): no lock
