@@ -209,3 +209,92 @@ def test_a_lock_written_aside_and_moved_onto_its_name_is_test_then_create(tmp_pa
         # an output published by a rename: nothing tests its own name
         "report.ps1": set(),
     }
+
+
+FALLS_OFF_END = r"""
+    $mutex = [System.Threading.Mutex]::new($false, 'Global\NightlyExport')
+    if (-not $mutex.WaitOne(0)) {
+        Write-Host 'export already running'
+    } else {
+        try { Invoke-Export } finally { $mutex.ReleaseMutex() }
+    }
+"""
+
+WAITS_THEN_WORKS = r"""
+    $mutex = [System.Threading.Mutex]::new($false, 'Global\NightlyExport')
+    if (-not $mutex.WaitOne(0)) {
+        Write-Host 'export already running, waiting for it'
+        [void]$mutex.WaitOne()
+    }
+    try { Invoke-Export } finally { $mutex.ReleaseMutex() }
+"""
+
+RECOVERY = r"""
+    $LogFile = 'C:\ProgramData\Bot\heartbeat.log'
+    $LockFile = 'C:\ProgramData\Bot\recovery.lock'
+    function Write-Log([string]$m) { Add-Content -Path $LogFile -Value $m }
+    function Enter-Recovery {
+        try {
+            $fs = [System.IO.File]::Open($LockFile, 'CreateNew', 'Write', 'None')
+            $fs.Close()
+            return $true
+        } catch [System.IO.IOException] {
+            return $false
+        }
+    }
+    function Invoke-Recovery {
+        if (-not (Enter-Recovery)) {
+            NOTE
+            return
+        }
+        try { Restart-Bot } finally { Remove-Item $LockFile }
+    }
+    if ((Get-Failures) -ge 5) {
+        Invoke-Recovery
+    }
+    Write-Output 'heartbeat done'
+    exit 0
+"""
+
+
+def test_a_busy_branch_that_runs_on_to_the_end_of_the_script(tmp_path):
+    got = scan(
+        tmp_path,
+        {
+            # falls off the end of the script: exit 0, nothing recorded
+            "falls_off_end.ps1": FALLS_OFF_END,
+            # waits for the holder, then does the work: no skip at all
+            "waits_then_works.ps1": WAITS_THEN_WORKS,
+            # `return` from a function called as a statement: the run goes on to `exit 0`
+            "recovery_logged.ps1": RECOVERY.replace("NOTE", "Write-Log 'recovery skipped: busy'"),
+            "recovery_silent.ps1": RECOVERY.replace("NOTE", "Write-Host 'recovery skipped'"),
+            "recovery_then_work.ps1": RECOVERY.replace("NOTE", "Write-Host 'skipped'").replace(
+                "Write-Output 'heartbeat done'", "Send-Heartbeat"
+            ),
+        },
+    )
+    assert got == {
+        "falls_off_end.ps1": {("LCK401", 3)},
+        "waits_then_works.ps1": set(),
+        "recovery_logged.ps1": {("LCK101", 6), ("LCK402", 24)},
+        "recovery_silent.ps1": {("LCK101", 6), ("LCK401", 24)},
+        # other work follows the skipped recovery: not the end of the run
+        "recovery_then_work.ps1": {("LCK101", 6)},
+    }
+
+
+def test_a_dependency_lockfile_replaced_after_a_test_is_no_lock(tmp_path):
+    src = r"""
+        Push-Location $ProjectDirectory
+        try {
+            if (Test-Path 'package-lock.json') {
+                Write-Host 'Removing the old package-lock.json'
+                Remove-Item -Path 'package-lock.json' -Force
+            }
+            Copy-Item -Path (Join-Path $PSScriptRoot 'pinned-lock.json') -Destination 'package-lock.json' -Force
+            npm ci
+        } finally {
+            Pop-Location
+        }
+    """
+    assert scan(tmp_path, {"generate.ps1": src}) == {"generate.ps1": set()}

@@ -28,6 +28,8 @@ from .testcreate import TestThenCreate
 from .values import Values
 
 DURABLE = {"add-content", "write-eventlog", "start-transcript", "ac"}
+QUIET = {"write-host", "write-output", "write-verbose", "write-warning", "write-information"}
+QUIET |= {"write-debug", "echo", "stop-transcript", "out-null", "out-host", "get-date"}
 APPEND_DURABLE = {"out-file", "tee-object"}
 _NONFAILING_EA = {"silentlycontinue", "ignore", "continue", "0", "4"}
 _FAILURE = re.compile(r"could not|cannot|can't|unable to|failed|abort", re.I)
@@ -118,8 +120,66 @@ class Locks(TestThenCreate):
                 word = text(n.children[0]).lower()
                 if word in ("exit", "return", "throw"):
                     return self._ending(stmts, n, word, anchor, depth)
-        first = stmts[0] if stmts else anchor
-        return BusyBranch(self.tree.span(first), False, None)
+        if stmts:
+            durable = self.durable(stmts, stmts[-1])
+            return self._falls_through(stmts[-1], self.tree.span(stmts[0]), durable, depth)
+        return self._falls_through(anchor, self.tree.span(anchor), False, depth)
+
+    def _falls_through(self, last: Any, span: Any, durable: bool, depth: int) -> BusyBranch:
+        """The busy branch ends without ``exit``/``return``/``throw``: what runs next decides.
+        Past output and logging only: the end of the script ends the run (status 0), an
+        ``exit``/``return`` there ends it as usual, the end of a function returns to its
+        caller; other work, or a loop that goes round again, is not the end of the run."""
+        node = last
+        while True:
+            st = node
+            while st.parent is not None and st.parent.type != "statement_list":
+                st = st.parent
+                if st.type in retry.LOOPS or st.type == "script_block_expression":
+                    return BusyBranch(span, False, None, durable)
+                if st.type in syntax.FUNCTIONS:  # the function returns to its caller
+                    return self._propagate(st, span, durable, depth + 1)
+            lst = st.parent
+            if lst is None:
+                return BusyBranch(span, False, None, durable)
+            rest = [
+                r
+                for r in lst.named_children
+                if r.start_byte >= st.end_byte
+                and r.type not in ("comment", "empty_statement", "function_statement")
+                and r.type not in ("class_statement", "enum_statement", "trap_statement")
+            ]
+            for i, r in enumerate(rest):
+                if r.type == "flow_control_statement":
+                    word = text(r.children[0]).lower()
+                    if word in ("exit", "return", "throw"):
+                        b = self._ending(rest[: i + 1], r, word, r, depth + 1)
+                        if b is not None:
+                            b.durable = b.durable or durable
+                        return b or BusyBranch(span, False, None, durable)
+                if not self._quiet(r):
+                    return BusyBranch(span, False, None, durable)
+                durable = durable or self._records(r)
+            if lst.parent is None or lst.parent.type == "program":
+                return BusyBranch(span, True, 0, durable)  # falls off the end of the script
+            node = lst.parent
+
+    def _quiet(self, st: Any) -> bool:
+        """A statement that only reports: output, logging, a transcript's end."""
+        cmds = list(syntax.descendants(st, "command"))
+        if not cmds or any(n.type == "assignment_expression" for n in syntax.descendants(st)):
+            return False
+        return all(
+            syntax.command_name(c) in QUIET
+            or syntax.command_name(c) in DURABLE
+            or syntax.command_name(c) in APPEND_DURABLE
+            or (syntax.command_name(c) in self.values.functions and self._logs_only(c))
+            for c in cmds
+        )
+
+    def _logs_only(self, cmd: Any) -> bool:
+        func = self.values.functions.get(syntax.command_name(cmd))
+        return func is not None and not syntax.within(cmd, func) and self._records(func, 2)
 
     def _ending(
         self, stmts: list[Any], n: Any, word: str, anchor: Any, depth: int
@@ -158,8 +218,12 @@ class Locks(TestThenCreate):
             if ifn is not None:
                 body = self.if_branch(ifn, negated)
                 b = self.busy(body, cmd, depth + 1) if body is not None else None
-            else:  # $ok = Get-JobLock ...; if (-not $ok) { ... }
+            elif self._assigned_var(cmd):  # $ok = Get-JobLock ...; if (-not $ok) { ... }
                 b = self._busy_of_var(self._assigned_var(cmd), cmd, depth + 1)
+            elif depth < 4:  # a plain call: the run goes on after it
+                b = self._falls_through(cmd, span, durable, depth + 1)
+                if not b.ends_run:
+                    b = None
             if b is not None:
                 b.durable = b.durable or durable
                 return b

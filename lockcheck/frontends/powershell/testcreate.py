@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...model import Acquire, LockKind
-from ...paths import lockish_name
+from ...paths import is_dependency_lockfile, lockish_name
 from . import retry, syntax
 from .syntax import invocation_parts, text
 
@@ -52,8 +52,8 @@ class TestThenCreate:
                     cpath = self.values.path(c.get("destination", position=1))
                 else:
                     cpath = self.values.path(c.get("path", "literalpath", "filepath", position=0))
-                if cpath is None or cpath.key() != tpath.key():
-                    continue
+                if cpath is None or cpath.key() != tpath.key() or is_dependency_lockfile(cpath):
+                    continue  # (package-lock.json and its kin are never locks)
                 if cpath.has_unique:  # a per-process side file (LOCK.$PID): no lock
                     self.facts.created.append(cpath)
                     break
