@@ -80,6 +80,8 @@ VALID = [
     'class Program { }\n"@\n',
     '$xml = @"\n<Sites>\n$(foreach ($s in $sites) {@"\n<Site>$($s.Name)</Site>\n"@\n})\n'
     '</Sites>\n"@\n',
+    # a backtick escape inside a braced name: `u{2195} is one character, not the name's end
+    "${fooxyzzy`u{2195}} = 42\nif (${a`}b}) { $true }\n",
     # old Mac line ends (a lone CR): a comment ends there, and a here-string's lines do too
     "if ($a) { # take the lock\r$b }\r",
     "$m = @'\rit's the lock\r'@\r$n = 1\r",

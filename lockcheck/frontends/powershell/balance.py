@@ -104,7 +104,7 @@ def first_unreadable(text: str) -> tuple[int, str] | None:
             i += 1
             continue
         if c == "$" and text.startswith("${", i):
-            j = text.find("}", i + 2)
+            j = _braced_name_end(text, i + 2)
             if j < 0:
                 return i, "unterminated variable name `${`"
             i = j + 1
@@ -124,6 +124,25 @@ def first_unreadable(text: str) -> tuple[int, str] | None:
             return at, "unterminated here-string"
         return at, f"`{kind}` is never closed"
     return None
+
+
+def _braced_name_end(text: str, j: int) -> int:
+    """The offset of the ``}`` that ends a ``${...}`` name begun before ``j``: a backtick
+    escapes the next character, and `` `u{2195} `` is one escaped character; -1 if none."""
+    n = len(text)
+    while j < n:
+        c = text[j]
+        if c == "`":
+            if text.startswith("u{", j + 1):
+                k = text.find("}", j + 3)
+                j = n if k < 0 else k + 1
+            else:
+                j += 2
+            continue
+        if c == "}":
+            return j
+        j += 1
+    return -1
 
 
 def _here_string_body(text: str, i: int) -> int | None:
