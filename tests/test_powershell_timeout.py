@@ -117,6 +117,26 @@ FLAG_LOOP = r"""
     try { Invoke-Export } finally { Remove-Item $lock }
 """
 
+DO_UNTIL = r"""
+    $lock = 'C:\ProgramData\Export\export.lock'
+    $tries = 0
+    $held = $false
+    do {
+        try {
+            New-Item -ItemType Directory -Path $lock -ErrorAction Stop | Out-Null
+            $held = $true
+        } catch {
+            $tries++
+            Start-Sleep -Seconds 10
+        }
+    } until ($held -or $tries -ge 6)
+    if ($held) {
+        try { Invoke-Export } finally { Remove-Item $lock }
+    } else {
+        Write-Output 'export lock still held after a minute'
+    }
+"""
+
 ENDLESS = r"""
     $lock = 'C:\ProgramData\Export\export.lock'
     while ($true) {
@@ -152,6 +172,8 @@ def test_timeout_path_of_a_retry_loop_is_the_busy_branch(tmp_path):
         "falls_off.ps1": FALLS_OFF,
         # script level: the flag success sets, tested after the loop
         "flag_loop.ps1": FLAG_LOOP,
+        # do/until on a flag and a count; the else falls off the end of the script (exit 0)
+        "do_until.ps1": DO_UNTIL,
         # negatives: a distinct code, a logged skip (LCK402), a throw, a loop only success ends
         "exit_75.ps1": acquire_function(
             "return $false", "Write-Host 'another export is running'\n        exit 75"
@@ -171,6 +193,7 @@ def test_timeout_path_of_a_retry_loop_is_the_busy_branch(tmp_path):
         "exit_in_function.ps1": {("LCK101", 5), ("LCK401", 12)},
         "falls_off.ps1": {("LCK101", 4), ("LCK401", 13)},
         "flag_loop.ps1": {("LCK101", 6), ("LCK401", 15)},
+        "do_until.ps1": {("LCK101", 6), ("LCK401", 16)},
         "exit_75.ps1": {("LCK101", 6)},
         "logged.ps1": {("LCK101", 6), ("LCK402", 18)},
         "throws.ps1": {("LCK101", 6)},
