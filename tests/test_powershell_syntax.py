@@ -216,7 +216,7 @@ BRACED = r"""
 
 EXPECTED = {
     # a class method's `return $false` goes back to `if (-not $lock.TryAcquire())`, whose
-    # branch exits 0; the property `$this.Path` is not followed (unknown, never guessed)
+    # branch exits 0; `$this.Path` is the constructor's argument
     "class_lock.ps1": (CLASS_LOCK, {("LCK101", 6), ("LCK401", 18)}),
     # [Flags()] enum, `enum E : byte`, `: base(...)`, method returns: a correct mutex job
     "class_ok.ps1": (CLASS_OK, set()),
@@ -255,3 +255,73 @@ def test_coalesced_root_renders_with_its_default(tmp_path):
         text=True,
     )
     assert "`${PHOTOSYNC_STATE:-C:/ProgramData/PhotoSync}/photo-sync.lock`" in proc.stdout
+
+
+CLASS_BESIDE_SCRIPT = r"""
+    class JobLock {
+        [string]$Path
+        JobLock([string]$path) { $this.Path = $path }
+        [bool] TryAcquire() {
+            try {
+                New-Item -ItemType File -Path $this.Path -ErrorAction Stop | Out-Null
+                return $true
+            } catch {
+                return $false
+            }
+        }
+        [void] Release() { Remove-Item -LiteralPath $this.Path }
+    }
+
+    $lock = [JobLock]::new((Join-Path $PSScriptRoot 'export.lock'))
+    if (-not $lock.TryAcquire()) {
+        Add-Content -Path 'C:\ProgramData\Export\runs.log' -Value 'busy'
+        exit 75
+    }
+    try { Invoke-Export } finally { $lock.Release() }
+"""
+
+CLASS_DEFAULT_SYNCED = r"""
+    class SyncLock {
+        [string]$Path = "$env:OneDrive\jobs\photo-sync.lock"
+        [bool] TryAcquire() {
+            try {
+                New-Item -ItemType File -Path $this.Path -ErrorAction Stop | Out-Null
+                return $true
+            } catch {
+                return $false
+            }
+        }
+    }
+
+    $lock = [SyncLock]::new()
+    if (-not $lock.TryAcquire()) {
+        Add-Content -Path 'C:\ProgramData\PhotoSync\runs.log' -Value 'busy'
+        exit 75
+    }
+    try { Invoke-PhotoSync } finally { Remove-Item "$env:OneDrive\jobs\photo-sync.lock" }
+"""
+
+CLASS_TWO_PATHS = CLASS_BESIDE_SCRIPT.replace(
+    "    if (-not $lock.TryAcquire()) {",
+    "    $other = [JobLock]::new('C:\\ProgramData\\Export\\other.lock')\n"
+    "    if (-not $lock.TryAcquire()) {",
+)
+
+
+def test_a_class_property_resolves_through_the_constructor(tmp_path):
+    got = scan(
+        tmp_path,
+        {
+            "beside.ps1": CLASS_BESIDE_SCRIPT,
+            "synced.ps1": CLASS_DEFAULT_SYNCED,
+            "two_paths.ps1": CLASS_TWO_PATHS,
+        },
+    )
+    assert got == {
+        # `[JobLock]::new((Join-Path $PSScriptRoot ...))` -> `$this.Path`: beside the script
+        "beside.ps1": {("LCK101", 6), ("LCK501", 6)},
+        # the property's declared default, in OneDrive
+        "synced.ps1": {("LCK102", 5)},
+        # two objects with different paths: the property is not one path (never guessed)
+        "two_paths.ps1": {("LCK101", 6)},
+    }

@@ -159,7 +159,7 @@ def function_name(func: Any) -> str | None:
     for c in func.named_children:
         if c.type == "function_name":
             return text(c).lower()
-        if c.type == "simple_name" and func.type == "class_method_definition":
+        if c.type == "simple_name" and func.type in ("class_method_definition", "class_statement"):
             return text(c).lower()
     return None
 

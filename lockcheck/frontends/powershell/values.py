@@ -52,6 +52,26 @@ class Values:
                 name = syntax.function_name(n)
                 if name:
                     self.functions[name] = n
+            elif n.type == "class_method_parameter":
+                vs = [c for c in n.named_children if c.type == "variable"]
+                func = syntax.scope_of(n)
+                if vs and func is not None:
+                    self.params.setdefault(func.start_byte, []).append(var_name(vs[0]) or "")
+        self.members: dict[tuple[int, str], list[Any]] = {}  # (class, property) -> values
+        for n in tree.nodes:
+            cls = _class_of(n)
+            if cls is None:
+                continue
+            if n.type == "assignment_expression":
+                left = text(n.named_children[0]).strip().lower()
+                if left.startswith("$this.") and "." not in left[6:]:
+                    value = n.child_by_field_name("value") or n.named_children[-1]
+                    self.members.setdefault((cls.start_byte, left[6:]), []).append(value)
+            elif n.type == "class_property_definition":
+                vs = [c for c in n.named_children if c.type == "variable"]
+                if vs and n.named_children[-1] is not vs[0]:
+                    key = (cls.start_byte, var_name(vs[0]) or "")
+                    self.members.setdefault(key, []).append(n.named_children[-1])
 
     # -- variables -------------------------------------------------------------------------------
     def values(self, name: str, at: Any) -> list[Any]:
@@ -77,6 +97,9 @@ class Values:
         fname = syntax.function_name(func)
         params = self.params.get(func.start_byte, [])
         out: list[Any] = self._passed.setdefault(key, [])
+        if func.type == "class_method_definition":
+            self._method_arguments(func, name, params, out)
+            return out
         for cmd in self.tree.commands:
             if (syntax.command_name(cmd) or "").lower() != fname or syntax.within(cmd, func):
                 continue
@@ -97,6 +120,24 @@ class Values:
             if v is not None and v is not True and not isinstance(v, str):
                 out.append(v)
         return out
+
+    def _method_arguments(self, method: Any, name: str, params: list[str], out: list[Any]) -> None:
+        """A class method's parameter: the positional arguments of ``[Class]::new(...)`` (a
+        constructor) or ``.Method(...)`` calls in this file."""
+        cls = _class_of(method)
+        mname = syntax.function_name(method)
+        cname = syntax.function_name(cls) if cls is not None else None
+        if mname is None or name not in params:
+            return
+        i = params.index(name)
+        ctor = mname == cname
+        for inv in self.tree.invocations:
+            target, member, args = invocation_parts(inv)
+            if syntax.within(inv, method):
+                continue
+            if (ctor and member == "new" and target == cname) or (not ctor and member == mname):
+                if i < len(args):
+                    out.append(args[i])
 
     def command(self, cmd: Any) -> Command:
         """The command with its splatted literal hashtables read as parameters."""
@@ -159,9 +200,10 @@ class Values:
             root = node
             while root is not None and root.type == "member_access":
                 root = root.named_children[0] if root.named_children else None
+            if name.startswith("this.") and "." not in name[5:]:
+                return self._member(name[5:], node, depth)
             if name.startswith("this.") or root is None or root.type != "variable":
-                # an object's property, a member of an expression's value (`(Resolve-Path
-                # $p).Path`): not followed here
+                # a member of an expression's value (`(Resolve-Path $p).Path`): not followed
                 return [Part(PartKind.UNKNOWN, text(node)[:60])]
             return self._var(name, node, depth)
         if t == "command":
@@ -184,6 +226,17 @@ class Values:
                 return self._coalesce(kids[0], kids[1], depth)
             if len(kids) == 2 and op == "+":
                 return self._parts(kids[0], depth + 1) + self._parts(kids[1], depth + 1)
+        return [Part(PartKind.UNKNOWN, text(node)[:60])]
+
+    def _member(self, prop: str, node: Any, depth: int) -> list[Part]:
+        """``$this.Path`` in a class: what the class assigns to it (a constructor's
+        ``$this.Path = $path``, through the ``[Class]::new(...)`` arguments) or its declared
+        default; unknown unless every one of them names the same path."""
+        cls = _class_of(node)
+        vals = self.members.get((cls.start_byte, prop), []) if cls is not None else []
+        alts = [self._parts(v, depth + 1) for v in vals]
+        if alts and all(a == alts[0] for a in alts):
+            return alts[0]
         return [Part(PartKind.UNKNOWN, text(node)[:60])]
 
     def _coalesce(self, left: Any, right: Any, depth: int) -> list[Part]:
@@ -298,6 +351,13 @@ class Values:
                     if p is not None:
                         return p
         return None
+
+
+def _class_of(node: Any) -> Any:
+    for a in syntax.ancestors(node):
+        if a.type == "class_statement":
+            return a
+    return None
 
 
 def operator(node: Any) -> str:
