@@ -58,7 +58,10 @@ class Values:
                 if vs and func is not None:
                     self.params.setdefault(func.start_byte, []).append(var_name(vs[0]) or "")
         self.members: dict[tuple[int, str], list[Any]] = {}  # (class, property) -> values
-        for n in tree.nodes:
+        has_class = any(n.type == "class_statement" for n in tree.nodes)
+        for n in tree.nodes if has_class else ():
+            if n.type not in ("assignment_expression", "class_property_definition"):
+                continue
             cls = _class_of(n)
             if cls is None:
                 continue
