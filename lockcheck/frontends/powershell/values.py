@@ -15,6 +15,7 @@ from .syntax import Command, Tree, invocation_parts, text, unwrap, var_name
 
 MAX_DEPTH = 8
 _EXPAND = re.compile(r"\$\{(?P<b>[^}]+)\}|\$(?P<v>(?:env:)?[A-Za-z_][\w]*)(?P<m>(?:\.\w+)*)|\$\(")
+_CLASS = re.compile(r"^[ \t]*class[ \t]", re.I | re.M)
 HOME_VARS = {"home", "env:userprofile", "env:home"}
 SCRIPT_VARS = {"pscommandpath", "myinvocation.mycommand.path", "myinvocation.mycommand.definition"}
 
@@ -58,7 +59,9 @@ class Values:
                 if vs and func is not None:
                     self.params.setdefault(func.start_byte, []).append(var_name(vs[0]) or "")
         self.members: dict[tuple[int, str], list[Any]] = {}  # (class, property) -> values
-        has_class = any(n.type == "class_statement" for n in tree.nodes)
+        has_class = _CLASS.search(tree.text) is not None and any(
+            n.type == "class_statement" for n in tree.nodes
+        )
         for n in tree.nodes if has_class else ():
             if n.type not in ("assignment_expression", "class_property_definition"):
                 continue
