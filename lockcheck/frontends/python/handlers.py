@@ -348,6 +348,19 @@ class Handlers:
         node = self._acq_nodes.get(id(acq))
         func = self.func_of(node) if node is not None else None
         cls = self.class_of(func) if isinstance(func, cst.FunctionDef) else None
+        if cls is None and isinstance(func, cst.FunctionDef):
+            # `def acquire_job_lock(...): ... return LockHandle(lock_dir)` that nothing in this
+            # file calls: the handle goes to a caller elsewhere, which releases
+            return (
+                self.entry.get(func.name.value) is None
+                and not any(self.func_of(c) is func for c, _r in rms)
+                and not any(not self.within(c, func) for c, _m in self.call_sites(func))
+                and any(
+                    r.value is not None and self.off(r) > self.off(node)
+                    for r in self.descendants(func.body, cst.Return)
+                    if self.func_of(r) is func
+                )
+            )
         if cls is None or any(self.func_of(c) is func for c, _r in rms):
             return False
         seen, todo = set(), [func]
