@@ -6,30 +6,15 @@ absence) checked, and no LCK000 on any of them: every one is valid PowerShell 7.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
 
-from helpers import write
+from helpers import scan_files, write
 
 
 def scan(tmp_path, files: dict[str, str]) -> dict[str, set[tuple[str, int]]]:
-    """``lockcheck scan`` once over ``files``: file name -> {(code, line)}."""
-    for name, src in files.items():
-        write(tmp_path, name, textwrap.dedent(src).lstrip("\n"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "lockcheck", "scan", "--isolated", "--output-format", "json"]
-        + [str(tmp_path)],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode in (0, 1), proc.stderr
-    out: dict[str, set[tuple[str, int]]] = {name: set() for name in files}
-    for r in json.loads(proc.stdout or "[]"):
-        name = r["filename"].replace("\\", "/").rsplit("/", 1)[-1]
-        out[name].add((r["code"], r["location"]["row"]))
-    return out
+    return scan_files(tmp_path, files)
 
 
 CLASS_LOCK = r"""
