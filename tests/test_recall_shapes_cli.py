@@ -865,3 +865,48 @@ def test_python2_tab_indentation_is_read_as_python2_reads_it(cli, tmp_path):
     # `<tab><4 spaces><tab>elif` is column 16 for Python 2, like the `if` it continues
     assert ("LCK105", 16) in found and ("LCK401", 18) in found and ("LCK103", 21) in found
     assert any(code == "LCK000" for code, _ in found)  # python3 cannot run it
+
+
+# --------------- Python: a module helper only a lock class calls is judged as that class
+
+CLASS_HELPER = """
+    import os
+
+
+    def _create_marker(name):
+        fd = os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+
+
+    class SoftLock:
+        def __init__(self, name):
+            self.name = name
+
+        def acquire(self):
+            try:
+                _create_marker(self.name)
+            except FileExistsError:
+                return False
+            return True
+
+        def release(self):
+            os.unlink(self.name)
+    """
+
+
+def test_a_helper_that_only_a_lock_class_calls_hands_the_lock_to_its_users(cli, tmp_path):
+    found = findings(cli, tmp_path, CLASS_HELPER, "softlock.py")
+    assert ("LCK101", 5) in found and "LCK202" not in codes(found)
+
+
+def test_the_class_used_in_the_same_file_without_finally_is_lck202(cli, tmp_path):
+    src = CLASS_HELPER + (
+        "\n\n    if __name__ == '__main__':\n"
+        "        lock = SoftLock('/var/lib/feed/feed.lock')\n"
+        "        if not lock.acquire():\n"
+        "            raise SystemExit(75)\n"
+        "        print('fetching')\n"
+        "        lock.release()\n"
+    )
+    assert "LCK202" in codes(findings(cli, tmp_path, src, "softlock.py"))
