@@ -690,6 +690,10 @@ def cmd_scan(args) -> int:
         # each file's fixes checked in a bounded worker; a job definition's in its tree (its
         # re-analysis needs the scan's join, which the forked worker shares)
         scripts = [x for x in todo if x[1].display not in definitions]
+        if todo:  # the workers forked for the fixes share what this process imports
+            from .runner import preload
+
+            preload([t for t, _r, _fs, _codes in todo])
         done = iter(
             fix_files(
                 [

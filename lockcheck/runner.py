@@ -192,9 +192,11 @@ def file_bounds(task) -> tuple[float | None, int | None]:
     return (s.file_timeout or None), (s.file_memory or None)
 
 
-def _preload(targets: list[Target]) -> None:
+def preload(targets: list[Target]) -> None:
     """Import the frontends the run needs before forking, so that every worker starts with
-    them (a fork shares the imported modules; each worker importing them would not)."""
+    them (a fork shares the imported modules; each worker importing them would not).  A
+    scan's first worker imports what it needs itself (:func:`run_walk`): the pools forked
+    after it (the join's re-analyses, the checks of fixes) call this first."""
     import importlib
 
     for language in sorted({t.language for t in targets if t.language}):
@@ -234,7 +236,7 @@ def run(
     if jobs is None:
         jobs = min(default_jobs(), int(sum(_work(t) for t in targets) / WORK_PER_WORKER) + 1)
     workers = max(1, min(jobs, len(targets)))
-    _preload(targets)
+    preload(targets)
     from .workers import Unavailable, run_bounded
 
     try:
@@ -263,7 +265,7 @@ def run_walk(
     first file and imports what its files need itself, beside the walk; another (up to
     ``jobs``, by default the machine's cores) each time the files waiting for a worker are
     work enough to pay for it (:data:`WORK_PER_WORKER`), after this process has imported
-    what the files so far need (:func:`_preload`) for the new worker to share."""
+    what the files so far need (:func:`preload`) for the new worker to share."""
     seen: list[Target] = []
     walk = iter(walk)
 
@@ -278,7 +280,7 @@ def run_walk(
     def before_fork(so_far: list[Target]) -> None:
         nonlocal forks
         if forks:
-            _preload(so_far)
+            preload(so_far)
         forks += 1
 
     from .workers import Unavailable, run_bounded

@@ -300,7 +300,9 @@ def run_bounded(
     it yields is no task, only a moment to collect results and hand out the tasks waiting.  The
     first worker starts with the first task; another one (up to ``workers``) each time the
     tasks waiting for a worker weigh 1 or more (``weight(task)``: its share of the work one
-    more worker pays for).  ``before_fork(tasks so far)`` runs before each fork."""
+    more worker pays for), and when the iterator ends with tasks waiting, as many as all the
+    tasks pay for (one, plus one per whole 1 of weight).  ``before_fork(tasks so far)`` runs
+    before each fork."""
     if not hasattr(os, "fork"):
         raise Unavailable("no fork on this platform")
 
@@ -344,6 +346,8 @@ def run_bounded(
             task = next(stream)
         except StopIteration:
             stream = None
+            if pending:  # the walk is done: the workers the whole run pays for finish it
+                grow(min(workers, int(sum(weights)) + 1, len(pool) + len(pending)))
             return
         if task is None:  # nothing new yet: look after the workers
             return

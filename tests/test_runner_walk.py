@@ -98,6 +98,27 @@ def test_files_waiting_for_a_worker_start_more_up_to_jobs(tmp_path, monkeypatch)
     assert summary(results) == summary(serial)
 
 
+def test_when_the_walk_ends_the_files_left_get_the_workers_the_run_pays_for(tmp_path, monkeypatch):
+    """Fourteen Python scripts, never ten waiting at once during the walk (one worker), yet
+    work enough for two in all: the ones still waiting when the walk ends get the second."""
+    for i in range(14):
+        write(tmp_path, f"jobs/j{i:02}.py", UNLOCKED_PY.format(i=i))
+    found = targets_of(tmp_path, monkeypatch)
+    started = counting_workers(monkeypatch)
+    done: list[int] = []
+
+    def walk_in_two():
+        yield from found[:5]
+        while len(done) < 5:  # the first five analysed before the walk goes on
+            time.sleep(0.005)
+            yield None
+        assert len(started) == 1
+        yield from found[5:]
+
+    _, results = runner.run_walk(walk_in_two(), progress=lambda d, _n: done.append(d), jobs=2)
+    assert len(results) == 14 and len(started) == 2
+
+
 def test_without_fork_the_walk_is_analysed_in_process(tmp_path, monkeypatch):
     for i in range(3):
         write(tmp_path, f"jobs/j{i}.sh", LOCKED.format(i=i))
