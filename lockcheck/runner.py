@@ -262,10 +262,11 @@ def run_walk(
 ) -> tuple[list[Target], list[FileResult]]:
     """:func:`run` over the targets a walk of the tree yields, each analysed as soon as it is
     found while the walk goes on: the targets and their results.  One worker starts with the
-    first file and imports what its files need itself, beside the walk; another (up to
-    ``jobs``, by default the machine's cores) each time the files waiting for a worker are
-    work enough to pay for it (:data:`WORK_PER_WORKER`), after this process has imported
-    what the files so far need (:func:`preload`) for the new worker to share."""
+    first file; another (up to ``jobs``, by default the machine's cores) each time the files
+    waiting for a worker are work enough to pay for it (:data:`WORK_PER_WORKER`), and when the
+    walk ends with files waiting, as many as the whole run pays for.  Before each fork this
+    process imports what the files so far need (:func:`preload`), which the new worker shares;
+    what a later kind of file needs, a worker imports itself."""
     seen: list[Target] = []
     walk = iter(walk)
 
@@ -274,14 +275,6 @@ def run_walk(
             if t is not None:  # None: a tick of the walk (lockcheck.discover.walk)
                 seen.append(t)
             yield t
-
-    forks = 0
-
-    def before_fork(so_far: list[Target]) -> None:
-        nonlocal forks
-        if forks:
-            preload(so_far)
-        forks += 1
 
     from .workers import Unavailable, run_bounded
 
@@ -295,7 +288,7 @@ def run_walk(
             max(1, cap),
             progress,
             weight=lambda t: _work(t) / WORK_PER_WORKER,
-            before_fork=before_fork,
+            before_fork=preload,
         )
         return seen, results
     except Unavailable:
