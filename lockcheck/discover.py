@@ -38,7 +38,9 @@ class Target:
     definition: str | None = None  # a job definition's kind (lockcheck.definitions.KINDS)
 
 
-_HEAD_OPEN = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+_HEAD_OPEN = os.O_RDONLY
+for _flag in ("O_CLOEXEC", "O_NONBLOCK", "O_BINARY"):
+    _HEAD_OPEN |= getattr(os, _flag, 0)
 
 
 def read_head(path: str, n: int = HEAD_BYTES) -> bytes:
@@ -48,7 +50,7 @@ def read_head(path: str, n: int = HEAD_BYTES) -> bytes:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
             return b""
-        fd = os.open(path, _HEAD_OPEN | getattr(os, "O_BINARY", 0))
+        fd = os.open(path, _HEAD_OPEN)
     except OSError:
         return b""
     try:

@@ -194,9 +194,10 @@ def file_bounds(task) -> tuple[float | None, int | None]:
 
 def preload(targets: list[Target]) -> None:
     """Import the frontends the run needs before forking, so that every worker starts with
-    them (a fork shares the imported modules; each worker importing them would not).  A
-    scan's first worker imports what it needs itself (:func:`run_walk`): the pools forked
-    after it (the join's re-analyses, the checks of fixes) call this first."""
+    them (a fork shares the imported modules; each worker importing them would not).  The
+    pools forked after a scan's walk (the join's re-analyses, the checks of fixes) call it
+    too: what the files found after the walk's last fork need, a worker imported, not this
+    process (:func:`run_walk`)."""
     import importlib
 
     for language in sorted({t.language for t in targets if t.language}):
