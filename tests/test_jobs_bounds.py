@@ -21,7 +21,7 @@ from lockcheck.report import FORMATS
 DEEP = "".join("  " * i + f"level{i}:\n" for i in range(300)) + "  " * 300 + "leaf: 1\n"
 HOSTILE_CRONJOB = CRONJOB_ALLOW + DEEP
 CRASHED = "analysis stopped: the analysis crashed (SIGSEGV)"
-TOO_DEEP = "YAML nested too deeply to read (more than 200 levels of block collections)"
+TOO_DEEP = "YAML nested too deeply to read (more than 200 collections deep)"
 
 
 def tree(tmp_path, monkeypatch):

@@ -322,7 +322,7 @@ def parse_yaml(text: str, templates: bool = True) -> list[Doc]:
 
     deep = too_deep(masked)
     if deep is not None:  # tree-sitter-yaml would die on it (see yamldepth)
-        what = f"YAML nested too deeply to read (more than {MAX_DEPTH} levels of block collections)"
+        what = f"YAML nested too deeply to read (more than {MAX_DEPTH} collections deep)"
         return [Doc(None, [(deep[0], deep[1], what)])]
     from ..frontends.treesitter import source_bytes
 
