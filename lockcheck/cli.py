@@ -560,7 +560,7 @@ def _load_fix_module():
 
 
 def cmd_scan(args) -> int:
-    from .discover import GitError, changed_files, discover
+    from .discover import GitError, changed_files, walk
 
     fmt = args.output_format or os.environ.get("LOCKCHECK_OUTPUT_FORMAT") or "full"
     if fmt not in FORMATS:
@@ -587,31 +587,14 @@ def cmd_scan(args) -> int:
     resolver = Resolver(overrides, config=args.config, isolated=args.isolated)
     paths = args.paths or (["-"] if args.stdin_filename else ["."])
     stdin = paths == ["-"]
-    if stdin:
-        targets, errors = [_stdin_target(args, resolver)], []
-    elif "-" in paths:
+    if "-" in paths and not stdin:
         raise UsageError("'-' (standard input) cannot be combined with other paths")
-    else:
-        warnings: list[str] = []
-        targets, errors = discover(paths, resolver, args.force_exclude, warnings)
-        for w in resolver.warnings + warnings:
-            warning_line(w)
-    for e in errors:
-        error_line(e)
-    status_error = bool(errors)
-
+    changed = None
     if args.diff_base:
         try:
             changed = changed_files(args.diff_base)
         except GitError as exc:
             raise UsageError(str(exc)) from exc
-        targets = [t for t in targets if os.path.realpath(t.path) in changed]
-
-    if args.show_files:
-        for t in sorted(targets, key=lambda t: t.display):
-            if t.language is not None or t.definition is not None:
-                out(f"{t.display}\n")
-        return 2 if status_error else 0
 
     machine = fmt not in HUMAN_FORMATS
     progress = Progress(
@@ -619,10 +602,38 @@ def cmd_scan(args) -> int:
         and not os.environ.get("CI")
         and not machine
         and not (args.quiet or args.silent)
+        and not args.show_files
     )
-    from .runner import codes_for, run
+    from .runner import codes_for, run, run_walk
 
-    results = run(targets, progress=progress, jobs=args.jobs)
+    errors: list[str] = []
+    warnings: list[str] = []
+    if stdin:
+        targets = [_stdin_target(args, resolver)]
+        if changed is not None:
+            targets = [t for t in targets if os.path.realpath(t.path) in changed]
+    else:
+        found = walk(paths, resolver, args.force_exclude, warnings, errors, ticks=True)
+        if changed is not None:
+            found = (t for t in found if t is None or os.path.realpath(t.path) in changed)
+        if args.show_files:
+            targets = [t for t in found if t is not None]
+        else:  # each file is analysed while the walk goes on
+            targets, results = run_walk(found, progress=progress, jobs=args.jobs)
+        for w in resolver.warnings + warnings:
+            warning_line(w)
+    for e in errors:
+        error_line(e)
+    status_error = bool(errors)
+
+    if args.show_files:
+        for t in sorted(targets, key=lambda t: t.display):
+            if t.language is not None or t.definition is not None:
+                out(f"{t.display}\n")
+        return 2 if status_error else 0
+
+    if stdin:
+        results = run(targets, progress=progress, jobs=args.jobs)
     progress.done()
     definitions: dict = {}  # display path -> how to re-analyse a definition (fixes)
     if not stdin:
@@ -681,6 +692,10 @@ def cmd_scan(args) -> int:
         # each file's fixes checked in a bounded worker; a job definition's in its tree (its
         # re-analysis needs the scan's join, which the forked worker shares)
         scripts = [x for x in todo if x[1].display not in definitions]
+        if todo:  # the workers forked for the fixes share what this process imports
+            from .runner import preload
+
+            preload([t for t, _r, _fs, _codes in todo])
         done = iter(
             fix_files(
                 [

@@ -38,14 +38,27 @@ class Target:
     definition: str | None = None  # a job definition's kind (lockcheck.definitions.KINDS)
 
 
+_HEAD_OPEN = os.O_RDONLY
+for _flag in ("O_CLOEXEC", "O_NONBLOCK", "O_BINARY"):
+    _HEAD_OPEN |= getattr(os, _flag, 0)
+
+
 def read_head(path: str, n: int = HEAD_BYTES) -> bytes:
+    """The first ``n`` bytes of a regular file (b"" for anything else or an error): one
+    ``read(2)`` on a bare descriptor, a third cheaper than a buffered file object over the
+    thousands of files of a walk; non-blocking, should the file become a FIFO meanwhile."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
             return b""
-        with open(path, "rb") as fh:
-            return fh.read(n)
+        fd = os.open(path, _HEAD_OPEN)
     except OSError:
         return b""
+    try:
+        return os.read(fd, n)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def detect_language(path: str) -> str | None:
@@ -228,6 +241,7 @@ class Discovery:
         self.warnings: list[str] = []
         self._excludes: dict[int, _Excludes] = {}
         self.roots: list[str] = []  # real paths of the directories asked for
+        self.ticks = False  # walk() yields None after each directory
 
     def _ex(self, settings: Settings) -> _Excludes:
         key = id(settings)
@@ -254,8 +268,12 @@ class Discovery:
         return False
 
     def run(self, paths: list[str]) -> list[Target]:
+        return list(self.walk(paths))
+
+    def walk(self, paths: list[str]):
+        """The targets one at a time, as the walk finds them (and, with ``ticks``, None
+        after each directory)."""
         seen: set[str] = set()  # real paths: each file is analysed once
-        out: list[Target] = []
         self.roots = [os.path.realpath(p) for p in paths if os.path.isdir(p)]
         for given in paths:
             ap = os.path.abspath(given)
@@ -272,10 +290,13 @@ class Discovery:
                 if self.force_exclude and self._ex(settings).match(ap, True):
                     continue
                 for t in self._walk(ap):
+                    if t is None:
+                        yield t
+                        continue
                     real = os.path.realpath(t.path)
                     if real not in seen:
                         seen.add(real)
-                        out.append(t)
+                        yield t
             else:
                 settings = self.resolver.for_file(ap)
                 if self.force_exclude and self._ex(settings).match(ap, False):
@@ -285,8 +306,7 @@ class Discovery:
                     continue
                 seen.add(real)
                 lang, kind = classify(ap, settings)
-                out.append(Target(ap, display_path(ap), lang, True, settings, definition=kind))
-        return out
+                yield Target(ap, display_path(ap), lang, True, settings, definition=kind)
 
     def _walk(self, top: str):
         stack: list[tuple[str, _GitIgnores]] = [(top, _GitIgnores.above(top).enter(top))]
@@ -330,6 +350,8 @@ class Discovery:
                 yield Target(e.path, display_path(e.path), lang, False, settings, definition=kind)
             for sub in reversed(subdirs):
                 stack.append((sub, ignores.enter(sub)))
+            if self.ticks:
+                yield None  # a directory done: the caller may look after its workers
 
 
 def discover(
@@ -339,12 +361,31 @@ def discover(
     warnings: list[str] | None = None,
 ) -> tuple[list[Target], list[str]]:
     """The targets and the error lines; warning lines are added to ``warnings``."""
+    errors: list[str] = []
+    targets = list(walk(paths, resolver, force_exclude, warnings, errors))
+    return targets, errors
+
+
+def walk(
+    paths: list[str],
+    resolver: Resolver,
+    force_exclude: bool = False,
+    warnings: list[str] | None = None,
+    errors: list[str] | None = None,
+    ticks: bool = False,
+):
+    """:func:`discover` one target at a time, as the walk finds them (each can be analysed
+    while the walk goes on); with ``ticks``, None after each directory too (a long walk
+    between two targets lets the caller look after its workers meanwhile).  Its error and
+    warning lines are added to ``errors`` and ``warnings`` when the walk ends."""
     _GIT_ROOTS.clear()  # a repository made since the last discovery of this process counts
     d = Discovery(resolver, force_exclude)
-    targets = d.run(paths)
+    d.ticks = ticks
+    yield from d.walk(paths)
     if warnings is not None:
         warnings.extend(d.warnings)
-    return targets, d.errors
+    if errors is not None:
+        errors.extend(d.errors)
 
 
 # --------------------------------------------------------------------------- --diff-base

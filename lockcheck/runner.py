@@ -8,7 +8,7 @@ only when a file of their language is analysed, so a shell-only run never import
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -25,8 +25,9 @@ WORK_PER_WORKER = 10.0
 # Node.js files take ~1.5 ms, PowerShell files (larger, deeper trees) ~16 ms (measured on 2
 # cores over public repositories)
 WORK_WEIGHT = {"python": 1.0, "shell": 0.1, "javascript": 0.15, "powershell": 1.0}
-# a job definition: its YAML/XML/unit parse and embedded shell, ~5 ms (bitnami/charts' 27)
-DEFINITION_WEIGHT = 0.5
+# a job definition: its YAML/XML/unit parse and embedded shell, ~2.6 ms warm in-process
+# (bitnami/charts' 27, 2026-12-02), against the ~10 ms a Python script is counted for
+DEFINITION_WEIGHT = 0.3
 
 
 @dataclass
@@ -191,9 +192,12 @@ def file_bounds(task) -> tuple[float | None, int | None]:
     return (s.file_timeout or None), (s.file_memory or None)
 
 
-def _preload(targets: list[Target]) -> None:
+def preload(targets: list[Target]) -> None:
     """Import the frontends the run needs before forking, so that every worker starts with
-    them (a fork shares the imported modules; each worker importing them would not)."""
+    them (a fork shares the imported modules; each worker importing them would not).  The
+    pools forked after a scan's walk (the join's re-analyses, the checks of fixes) call it
+    too: what the files found after the walk's last fork need, a worker imported, not this
+    process (:func:`run_walk`)."""
     import importlib
 
     for language in sorted({t.language for t in targets if t.language}):
@@ -211,6 +215,13 @@ def _preload(targets: list[Target]) -> None:
         importlib.import_module(f"{__package__}.{name}")
 
 
+def _work(t: Target) -> float:
+    """A file's share of the work, in Python-file equivalents."""
+    if t.language:
+        return WORK_WEIGHT.get(t.language, 0.0)
+    return DEFINITION_WEIGHT * bool(t.definition)
+
+
 def run(
     targets: list[Target],
     progress: Callable[[int, int], None] | None = None,
@@ -224,28 +235,67 @@ def run(
     if not targets:
         return []
     if jobs is None:
-        work = sum(
-            WORK_WEIGHT.get(t.language, 0.0)
-            if t.language
-            else DEFINITION_WEIGHT * bool(t.definition)
-            for t in targets
-        )
-        jobs = min(default_jobs(), int(work / WORK_PER_WORKER) + 1)
+        jobs = min(default_jobs(), int(sum(_work(t) for t in targets) / WORK_PER_WORKER) + 1)
     workers = max(1, min(jobs, len(targets)))
-    if targets:
-        _preload(targets)
+    preload(targets)
     from .workers import Unavailable, run_bounded
 
     try:
         return run_bounded(targets, check_target, stopped_result, file_bounds, workers, progress)
     except Unavailable:
         pass  # no fork here: analyse in this process, unbounded
+    return _in_process(targets, progress)
+
+
+def _in_process(targets: list[Target], progress) -> list[FileResult]:
     out: list[FileResult] = []
     for i, t in enumerate(targets, 1):
         out.append(check_target(t))
         if progress:
             progress(i, len(targets))
     return out
+
+
+def run_walk(
+    walk: Iterable[Target | None],
+    progress: Callable[[int, int], None] | None = None,
+    jobs: int | None = None,
+) -> tuple[list[Target], list[FileResult]]:
+    """:func:`run` over the targets a walk of the tree yields, each analysed as soon as it is
+    found while the walk goes on: the targets and their results.  One worker starts with the
+    first file; another (up to ``jobs``, by default the machine's cores) each time the files
+    waiting for a worker are work enough to pay for it (:data:`WORK_PER_WORKER`), and when the
+    walk ends with files waiting, as many as the whole run pays for.  Before each fork this
+    process imports what the files so far need (:func:`preload`), which the new worker shares;
+    what a later kind of file needs, a worker imports itself."""
+    seen: list[Target] = []
+    walk = iter(walk)
+
+    def feed():
+        for t in walk:
+            if t is not None:  # None: a tick of the walk (lockcheck.discover.walk)
+                seen.append(t)
+            yield t
+
+    from .workers import Unavailable, run_bounded
+
+    cap = jobs if jobs is not None else default_jobs()
+    try:
+        results = run_bounded(
+            feed(),
+            check_target,
+            stopped_result,
+            file_bounds,
+            max(1, cap),
+            progress,
+            weight=lambda t: _work(t) / WORK_PER_WORKER,
+            before_fork=preload,
+        )
+        return seen, results
+    except Unavailable:
+        pass  # no fork here: analyse in this process, unbounded
+    targets = seen + [t for t in walk if t is not None]
+    return targets, _in_process(targets, progress)
 
 
 @dataclass

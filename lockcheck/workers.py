@@ -25,7 +25,7 @@ import os
 import signal
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 FAULT_ENV = "LOCKCHECK_TEST_WORKER_FAULT"
@@ -197,6 +197,7 @@ class _Worker:
         self.conn = _Conn(to_parent[0], to_child[1])  # the child's death reads as EOF here
         self.index: int | None = None
         self.started = self.deadline = 0.0
+        self.asked = False  # told to end
 
     def give(self, index: int, task: Any, timeout: float | None, memory: int | None) -> None:
         self.index = index
@@ -218,15 +219,20 @@ class _Worker:
                 break
             if time.monotonic() >= end:
                 return False
-            time.sleep(0.005)
+            time.sleep(0.001)  # a worker told to end is gone by the next poll or two
         return True
 
+    def ask_to_stop(self) -> None:
+        """Tell the idle child to end (:meth:`stop` then waits for it)."""
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.asked = True
+
     def stop(self, kill: bool = False) -> None:
-        if not kill:
-            try:
-                self.conn.send(None)
-            except OSError:
-                pass
+        if not kill and not self.asked:
+            self.ask_to_stop()
         if kill or not self._reap(5):
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -276,25 +282,39 @@ def _wait(conns: list[_Conn], timeout: float | None) -> list[_Conn]:
 
 
 def run_bounded(
-    tasks: Sequence[Any],
+    tasks: Iterable[Any],
     func: Callable[[Any], Any],
     stopped: Callable[[Any, str], Any],
     bounds: Callable[[Any], tuple[float | None, int | None]],
     workers: int,
     progress: Callable[[int, int], None] | None = None,
+    weight: Callable[[Any], float] | None = None,
+    before_fork: Callable[[list[Any]], None] | None = None,
 ) -> list[Any]:
     """``func(task)`` for every task in at most ``workers`` forked children; a task whose
     child dies, overruns ``bounds(task)[0]`` seconds or exceeds ``bounds(task)[1]`` bytes
-    gets ``stopped(task, reason)`` instead.  Raises :class:`Unavailable` without fork."""
+    gets ``stopped(task, reason)`` instead.  Raises :class:`Unavailable` without fork.
+
+    ``tasks`` may be an iterator that takes a while to yield each task (a walk of the tree):
+    each is handed to a worker as soon as it is yielded, while the iterator goes on; a None
+    it yields is no task, only a moment to collect results and hand out the tasks waiting.  The
+    first worker starts with the first task; another one (up to ``workers``) each time the
+    tasks waiting for a worker weigh 1 or more (``weight(task)``: its share of the work one
+    more worker pays for), and when the iterator ends with tasks waiting, as many as all the
+    tasks pay for (one, plus one per whole 1 of weight).  ``before_fork(tasks so far)`` runs
+    before each fork."""
     if not hasattr(os, "fork"):
         raise Unavailable("no fork on this platform")
 
-    total = len(tasks)
-    results: list[Any] = [None] * total
-    pending = deque(range(total))
+    stream = None if isinstance(tasks, Sequence) else iter(tasks)
+    tasks = [] if stream is not None else list(tasks)
+    results: list[Any] = [None] * len(tasks)
+    pending = deque(range(len(tasks)))
     pool: list[_Worker | None] = []
     retried: dict[int, int] = {}
     done = 0
+    weights: list[float] = []  # of a stream's tasks
+    waiting = 0.0  # the weight of a stream's pending tasks
 
     def finish(w: _Worker, value: Any) -> None:
         nonlocal done
@@ -303,21 +323,60 @@ def run_bounded(
         w.index = None
         done += 1
         if progress:
-            progress(done, total)
+            progress(done, len(tasks))
 
-    try:
-        try:
-            for _ in range(max(1, min(workers, total))):
+    def grow(want: int) -> None:
+        nonlocal workers
+        while len(pool) < want:
+            if before_fork is not None:
+                before_fork(tasks)
+            try:
                 pool.append(_Worker(func))
-        except OSError as exc:
-            if not pool:
-                raise Unavailable(str(exc)) from exc
-        while pending or any(w is not None and w.index is not None for w in pool):
+            except OSError as exc:
+                if not pool:
+                    raise Unavailable(str(exc)) from exc
+                workers = len(pool)  # run with the workers there are
+                return
+
+    def pull() -> None:
+        """The stream's next task, pending."""
+        nonlocal stream, waiting
+        assert stream is not None
+        try:
+            task = next(stream)
+        except StopIteration:
+            stream = None
+            if pending:  # the walk is done: the workers the whole run pays for finish it
+                grow(min(workers, int(sum(weights)) + 1, len(pool) + len(pending)))
+            return
+        if task is None:  # nothing new yet: look after the workers
+            return
+        tasks.append(task)
+        results.append(None)
+        pending.append(len(tasks) - 1)
+        weights.append(weight(task) if weight is not None else 1.0)
+        waiting += weights[-1]
+
+    streamed = stream is not None
+    try:
+        if not streamed:
+            grow(max(1, min(workers, len(tasks))))
+        while (
+            stream is not None
+            or pending
+            or any(w is not None and w.index is not None for w in pool)
+        ):
+            if stream is not None:
+                pull()
+            if streamed and pending and not pool:
+                grow(1)  # the first task: the first worker
             for i, w in enumerate(pool):
                 if pending and w is None:
                     w = pool[i] = _Worker(func)
                 if w is not None and w.index is None and pending:
                     k = pending.popleft()
+                    if streamed:
+                        waiting -= weights[k]
                     timeout, memory = bounds(tasks[k])
                     try:
                         w.give(k, tasks[k], timeout, memory)
@@ -327,12 +386,21 @@ def run_bounded(
                             finish(w, stopped(tasks[k], "the analysis process did not start"))
                         else:
                             pending.appendleft(k)
+                            if streamed:
+                                waiting += weights[k]
                             w.index = None
                         w.stop(kill=True)
                         pool[i] = None
+            if streamed and waiting >= 1.0 and len(pool) < workers:
+                grow(len(pool) + 1)  # the tasks waiting pay for one more worker
+                continue  # which takes one of them now
             busy = [w for w in pool if w is not None and w.index is not None]
+            if not busy:
+                continue  # the stream has yielded nothing yet
             now = time.monotonic()
             wait_for = max(0.0, min(w.deadline for w in busy) - now)
+            if stream is not None:
+                wait_for = 0.0  # what is done now, then the next task of the stream
             ready = _wait([w.conn for w in busy], None if wait_for == float("inf") else wait_for)
             now = time.monotonic()
             for i, w in enumerate(pool):
@@ -369,7 +437,10 @@ def run_bounded(
                     w.stop(kill=True)
                     pool[i] = None
     finally:
-        for w in pool:
-            if w is not None:
-                w.stop(kill=w.index is not None)
+        live = [w for w in pool if w is not None]
+        for w in live:  # all told first: they end side by side
+            if w.index is None:
+                w.ask_to_stop()
+        for w in live:
+            w.stop(kill=w.index is not None)
     return results

@@ -16,18 +16,22 @@ from test_jobs import CRONJOB_ALLOW, CRONJOB_FORBID, CRONTAB, GITLAB, scripts
 
 from lockcheck.report import FORMATS
 
-# A block mapping nested 300 levels deep: tree-sitter-yaml itself dies on it (SIGSEGV), which
-# before took the whole lockcheck process down with no output at all.
+# A block mapping nested 300 levels deep: tree-sitter-yaml itself dies on it (SIGSEGV) at about
+# 254 open block collections; lockcheck counts the nesting first and never hands it over.
 DEEP = "".join("  " * i + f"level{i}:\n" for i in range(300)) + "  " * 300 + "leaf: 1\n"
 HOSTILE_CRONJOB = CRONJOB_ALLOW + DEEP
 CRASHED = "analysis stopped: the analysis crashed (SIGSEGV)"
+TOO_DEEP = "YAML nested too deeply to read (more than 200 collections deep)"
 
 
-def tree(tmp_path):
+def tree(tmp_path, monkeypatch):
+    """Scripts and CronJobs, one of which (``k8s/hostile.yaml``) kills the worker that reads it
+    (the documented test hook: no YAML input is known to crash the parser any more)."""
     scripts(tmp_path)
-    write(tmp_path, "k8s/hostile.yaml", HOSTILE_CRONJOB)
+    write(tmp_path, "k8s/hostile.yaml", CRONJOB_ALLOW.replace("name: backup", "name: hostile"))
     write(tmp_path, "k8s/cronjob.yaml", CRONJOB_ALLOW)
     write(tmp_path, "jobs/report.sh", FOREIGN)
+    monkeypatch.setenv("LOCKCHECK_TEST_WORKER_FAULT", "crash:hostile.yaml")
 
 
 def rows(cli, *args):
@@ -35,8 +39,10 @@ def rows(cli, *args):
     return status, concise_rows(out), out, err
 
 
-def test_a_definition_that_crashes_its_parser_is_one_lck000_the_rest_kept(cli, tmp_path):
-    tree(tmp_path)
+def test_a_definition_that_crashes_its_worker_is_one_lck000_the_rest_kept(
+    cli, tmp_path, monkeypatch
+):
+    tree(tmp_path, monkeypatch)
     status, got, out, err = rows(cli, "--select", "LCK000,LCK107,LCK601")
     assert status == 1 and "internal error" not in err, out + err
     assert got == [
@@ -48,8 +54,8 @@ def test_a_definition_that_crashes_its_parser_is_one_lck000_the_rest_kept(cli, t
 
 
 @pytest.mark.parametrize("fmt", list(FORMATS))
-def test_every_format_keeps_the_other_files_and_jobs_1_and_4_agree(cli, tmp_path, fmt):
-    tree(tmp_path)
+def test_every_format_keeps_the_other_files_and_jobs_1_and_4_agree(cli, tmp_path, monkeypatch, fmt):
+    tree(tmp_path, monkeypatch)
     one = cli("scan", "--jobs", "1", "--output-format", fmt, ".")
     four = cli("scan", "--jobs", "4", "--output-format", fmt, ".")
     assert one == four, fmt
@@ -87,16 +93,33 @@ def test_a_definition_over_its_bounds_is_stopped(cli, tmp_path, monkeypatch, fau
     assert "internal error" not in err
 
 
-def test_an_included_pipeline_file_that_crashes_the_parser(cli, tmp_path):
-    """The files a ``.gitlab-ci.yml`` includes are read in its bounded worker: a hostile one
+def test_a_pipeline_whose_worker_crashes_is_one_lck000_on_its_root(cli, tmp_path, monkeypatch):
+    """The files a ``.gitlab-ci.yml`` includes are read in its bounded worker: a crash there
     stops that pipeline (LCK000 on its ``.gitlab-ci.yml``), not the run."""
-    write(tmp_path, ".gitlab-ci.yml", "include:\n  - local: ci/deep.yml\n" + GITLAB)
-    write(tmp_path, "ci/deep.yml", DEEP)
+    write(tmp_path, ".gitlab-ci.yml", "include:\n  - local: ci/vars.yml\n" + GITLAB)
+    write(tmp_path, "ci/vars.yml", "variables:\n  TARGET: prod\n")
     write(tmp_path, "k8s/cronjob.yaml", CRONJOB_ALLOW)
+    monkeypatch.setenv("LOCKCHECK_TEST_WORKER_FAULT", "crash:.gitlab-ci.yml")
     status, got, out, err = rows(cli, "--select", "LCK000,LCK6")
     assert got == [(".gitlab-ci.yml", 1, "LCK000"), ("k8s/cronjob.yaml", 2, "LCK601")], out
     assert f".gitlab-ci.yml:1:1: LCK000 (warning) {CRASHED}" in out
     assert status == 1 and "internal error" not in err
+
+
+def test_an_included_pipeline_file_nested_too_deeply_is_its_own_lck000(cli, tmp_path):
+    """A hostile include (deep enough to kill the YAML parser) is one LCK000 on the line where
+    it gets too deep, in the included file; the pipeline's own jobs are still read."""
+    write(tmp_path, ".gitlab-ci.yml", "include:\n  - local: ci/deep.yml\n" + GITLAB)
+    write(tmp_path, "ci/deep.yml", DEEP)
+    write(tmp_path, "k8s/cronjob.yaml", CRONJOB_ALLOW)
+    status, got, out, err = rows(cli, "--select", "LCK000,LCK6")
+    assert got == [
+        (".gitlab-ci.yml", 5, "LCK602"),
+        ("ci/deep.yml", 201, "LCK000"),
+        ("k8s/cronjob.yaml", 2, "LCK601"),
+    ], out
+    assert f"ci/deep.yml:201:401: LCK000 (warning) {TOO_DEEP}" in out
+    assert "crashed" not in out and status == 1 and "internal error" not in err
 
 
 def test_a_pipeline_whose_includes_are_fine_is_still_joined(cli, tmp_path):
@@ -146,13 +169,15 @@ def test_a_script_analysed_again_for_the_join_is_bounded(cli, tmp_path, monkeypa
     assert "internal error" not in err
 
 
-def test_a_dying_worker_writes_nothing_through_the_callers_fault_handler(cli, tmp_path):
+def test_a_dying_worker_writes_nothing_through_the_callers_fault_handler(
+    cli, tmp_path, monkeypatch
+):
     """A process that embeds lockcheck (pytest does) may have ``faulthandler`` on its own
     copy of stderr; a worker killed by the parser must not print its stack through it."""
     import faulthandler
     import sys
 
-    tree(tmp_path)
+    tree(tmp_path, monkeypatch)
     was = faulthandler.is_enabled()
     with open(tmp_path / "faults.txt", "w+") as log:
         faulthandler.enable(file=log)

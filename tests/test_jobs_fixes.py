@@ -309,3 +309,31 @@ def test_embedded_fix_on_a_line_with_an_expression_is_not_offered(cli, tmp_path)
     p = write(tmp_path, ".github/workflows/nightly.yml", text)
     status, out, err = fix(cli, "--select", "LCK403")
     assert p.read_text() == text and "LCK403" in out, out
+
+
+def test_cronjob_fixes_are_built_without_parsing_the_yaml_again(cli, tmp_path, monkeypatch):
+    """Where a CronJob's keys go (under ``spec``, under ``jobTemplate.spec``) is read with the
+    file in its worker (issue #15: a second parse of every CronJob template in the main
+    process cost bitnami/charts ~0.02 s): the scan's own process parses no YAML, and the
+    fixes land where they did."""
+    from lockcheck.definitions import yamltree
+
+    parsed = []
+    real = yamltree.parse_yaml
+    monkeypatch.setattr(yamltree, "parse_yaml", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    text = CRONJOB_ALLOW.replace(
+        '  schedule: "0 2 * * *"\n', '  schedule: "0 2 * * *"\n  concurrencyPolicy: Forbid\n'
+    )
+    write(tmp_path, "forbid.yaml", text)
+    write(tmp_path, "allow.yaml", CRONJOB_ALLOW)
+    status, out, err = cli("scan", "--output-format", "json", "--select", "LCK601,LCK604")
+    assert parsed == [], "the main process parsed a definition again"
+    import json
+
+    edits = {
+        (f["code"], (f["fix"] or f["suggestion"])["edits"][0]["content"]) for f in json.loads(out)
+    }
+    assert edits == {
+        ("LCK601", "  concurrencyPolicy: Forbid\n"),
+        ("LCK604", "      activeDeadlineSeconds: 3600\n"),
+    }, out

@@ -102,7 +102,7 @@ def _yaml_value(key: str) -> str:
 def _cronjob_policy(d: Definition, t: _Text, e: Entry, s: Setting) -> Edit | None:
     if s.value is not None:
         return _replace_on_line(t, s.line, _yaml_value("concurrencyPolicy"), "Forbid")
-    spec = _cronjob_spec(d.text, e.line)
+    spec = e.anchors.get("spec")  # read with the file (lockcheck.definitions.k8s)
     if spec is None:
         return None
     key_line, first_line, first_col = spec
@@ -110,42 +110,6 @@ def _cronjob_policy(d: Definition, t: _Text, e: Entry, s: Setting) -> Edit | Non
     if pad.strip():  # `spec: {schedule: ...}` or keys after a `-`: no line of its own
         return None
     return _insert_line(t, key_line + 1, pad + "concurrencyPolicy: Forbid")
-
-
-def _cronjob_spec(
-    text: str, kind_line: int, path: tuple[str, ...] = ("spec",)
-) -> tuple[int, int, int] | None:
-    """The CronJob at ``kind_line``: the line of the key at ``path`` (``spec``,
-    ``spec.jobTemplate.spec``) and the line and column of the first key of its block
-    mapping."""
-    for doc in _yaml_docs(text):
-        root = doc.root
-        if root is None or root.kind != "map":
-            continue
-        kind = root.pairs.get("kind")
-        if kind is None or kind.line != kind_line:
-            continue
-        node, sp = root, None
-        for key in path:
-            sp = node.pairs.get(key) if node.kind == "map" else None
-            if sp is None:
-                return None
-            node = sp.value
-        if node.kind != "map" or node.line <= sp.line:
-            return None
-        first = min(node.pairs.values(), key=lambda p: (p.line, p.col), default=None)
-        if first is None:
-            return None
-        return sp.line, first.line, first.col
-    return None
-
-
-@lru_cache(maxsize=8)
-def _yaml_docs(text: str) -> list:
-    """The documents of a definition's text, read once for all the fixes of its entries."""
-    from ..definitions.yamltree import parse_yaml
-
-    return parse_yaml(text)
 
 
 def _nomad_overlap(t: _Text, e: Entry, s: Setting) -> Edit | None:
@@ -281,7 +245,7 @@ def bound_fix(d: Definition, e: Entry) -> Fix | None:
     ``TimeoutStartSec=`` in a oneshot service (the value is the owner's to choose)."""
     t = _lines(d.text)
     if e.kind == "cronjob":
-        at = _cronjob_spec(d.text, e.line, ("spec", "jobTemplate", "spec"))
+        at = e.anchors.get("spec.jobTemplate.spec")
         if at is None:
             return None
         key_line, first_line, first_col = at

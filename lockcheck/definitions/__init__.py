@@ -68,6 +68,9 @@ class Entry:
     jobs: list[Entry] = field(default_factory=list)
     # keys may come from a template action inside the object: missing keys are unknown
     open: bool = False
+    # where a key can be added, read with the file (the fixes need no second parse): per
+    # dotted key path, (the key's line, line and column of the first key of its block mapping)
+    anchors: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     def get(self, key: str) -> Setting:
         return self.settings.get(key) or Setting(None, self.line, self.col)

@@ -208,8 +208,11 @@ def analyse_again_bounded(targets, results, calls: list[tuple[int, dict]], jobs)
     """Analyse again the scripts ``targets[i]`` with ``flags`` (``calls``: (i, flags)), each
     in a bounded worker; a script whose analysis is stopped keeps its findings and gets the
     LCK000 of a stopped analysis."""
-    from ..runner import WORK_WEIGHT, Call, run_calls, stopped_finding
+    from ..runner import WORK_WEIGHT, Call, preload, run_calls, stopped_finding
     from .again import analyse_again
+
+    if calls:  # the scan's first worker imported the frontends, not this process
+        preload([targets[i] for i, _flags in calls])
 
     def again(call: Call):
         t, r = targets[call.index], results[call.index]

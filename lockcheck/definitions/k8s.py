@@ -72,8 +72,29 @@ def parse(path: str, text: str) -> Definition:
             e.settings["activeDeadlineSeconds"].templated = True
         pod = job_spec.path("template", "spec") if job_spec is not None else None
         e.commands = container_commands(pod)
+        for keys in (("spec",), ("spec", "jobTemplate", "spec")):
+            at = _anchor(root, keys)
+            if at is not None:
+                e.anchors[".".join(keys)] = at
         d.entries.append(e)
     return d
+
+
+def _anchor(root: Node, path: tuple[str, ...]) -> tuple[int, int, int] | None:
+    """The line of the key at ``path`` and the line and column of the first key of its
+    block mapping (None: not a block mapping of its own lines)."""
+    node, sp = root, None
+    for key in path:
+        sp = node.pairs.get(key) if node.kind == "map" else None
+        if sp is None:
+            return None
+        node = sp.value
+    if node.kind != "map" or node.line <= sp.line:
+        return None
+    first = min(node.pairs.values(), key=lambda p: (p.line, p.col), default=None)
+    if first is None:
+        return None
+    return sp.line, first.line, first.col
 
 
 def _name(root: Node) -> str:

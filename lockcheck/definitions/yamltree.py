@@ -314,9 +314,16 @@ def _first_error(root) -> tuple[int, int, str] | None:
 
 def parse_yaml(text: str, templates: bool = True) -> list[Doc]:
     """The documents of ``text`` (Helm actions masked when ``templates``; a workflow's
-    ``${{ }}`` is plain YAML).  A file that does not parse gives one Doc with the first
-    unreadable line in ``errors``."""
+    ``${{ }}`` is plain YAML).  A file that does not parse, or nests too deeply for the
+    parser (:mod:`lockcheck.definitions.yamldepth`), gives one Doc with the first unreadable
+    line in ``errors``."""
     masked, inserts = mask_templates(text) if templates else (text, set())
+    from .yamldepth import MAX_DEPTH, too_deep
+
+    deep = too_deep(masked)
+    if deep is not None:  # tree-sitter-yaml would die on it (see yamldepth)
+        what = f"YAML nested too deeply to read (more than {MAX_DEPTH} collections deep)"
+        return [Doc(None, [(deep[0], deep[1], what)])]
     from ..frontends.treesitter import source_bytes
 
     data = source_bytes(masked)
