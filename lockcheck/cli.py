@@ -623,7 +623,9 @@ def cmd_scan(args) -> int:
     results = run(targets, progress=progress, jobs=args.jobs)
     progress.done()
     definitions: dict = {}  # display path -> how to re-analyse a definition (fixes)
-    if not stdin:
+    if not stdin and any(r.definition is not None for r in results):
+        # the join of job definitions to scripts: only when the workers parsed one (a scan
+        # of scripts alone never imports the definitions layer)
         from .definitions.join import analyze_tree
 
         definitions = analyze_tree(targets, results, paths, args.jobs)

@@ -16,7 +16,8 @@ import codecs
 import io
 import os
 import stat
-from dataclasses import dataclass
+
+from .records import record
 
 # UTF-32-LE's mark begins with UTF-16-LE's: the longer marks are tried first
 _BOMS = (
@@ -27,7 +28,7 @@ _BOMS = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     text: str
     encoding: str = "utf-8"  # a Python codec name
