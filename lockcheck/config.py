@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
+from .hints import Any
 from .records import field, record, replace
 from .settings import Settings
 

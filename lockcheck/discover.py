@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
 
 from .config import Resolver, display_path
 from .frontends import KNOWN_EXTENSIONS, language_of
 from .globs import compile_spec
+from .hints import TYPE_CHECKING
 from .records import record
 from .settings import Settings
 

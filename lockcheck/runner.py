@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
 from .discover import Target
+from .hints import Any
 from .model import Finding
 from .records import field, record
 from .settings import Settings

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
+from ..hints import TYPE_CHECKING
 from ..model import Finding, Fix, Span
 from ..records import field, record
 from . import RULES, rule

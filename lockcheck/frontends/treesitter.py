@@ -20,8 +20,8 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from typing import Any
 
+from ..hints import Any
 from ..model import Span
 
 _PARSERS: dict[str, Any] = {}

@@ -5,8 +5,7 @@ literals, ``os.tmpdir()``, ``process.env.X || "..."``, function arguments)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ...model import Part, PartKind, PathExpr
 from . import syntax
 from .syntax import Tree, arg, args, string_value, text, unwrap

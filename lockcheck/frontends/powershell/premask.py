@@ -18,7 +18,8 @@ generic types) stays as it is."""
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from ...hints import Any
 
 ROUNDS = 4
 _BOM = "\ufeff".encode()

@@ -9,8 +9,7 @@ notes the comments, the first ERROR/MISSING node, the deepest bracket and block 
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ..treesitter import Offsets
 from . import nodes as N
 from .py2 import PY2_TYPES, py2_evidence

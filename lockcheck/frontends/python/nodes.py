@@ -11,7 +11,7 @@ Every node has ``s``/``e``, its ``str`` offsets in the file, and ``parent``.
 
 from __future__ import annotations
 
-from typing import Any
+from ...hints import Any
 
 
 class Node:
