@@ -36,6 +36,11 @@ class Source:
 
 
 def _python_encoding(data: bytes) -> str:
+    # no coding declaration in the first two lines: UTF-8, as tokenize (~2 ms to import) says
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    if b"coding" not in (data if second < 0 else data[:second]):
+        return "utf-8"
     import tokenize
 
     try:
