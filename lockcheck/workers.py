@@ -214,6 +214,7 @@ class _Worker:
     def _reap(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds (None: for ever) for the child to end."""
         end = None if timeout is None else time.monotonic() + timeout
+        delay = 0.0002  # a child told to stop exits within a millisecond or so: poll soon
         while self.status is None:
             try:
                 pid, status = os.waitpid(self.pid, 0 if end is None else os.WNOHANG)
@@ -225,7 +226,8 @@ class _Worker:
                 break
             if time.monotonic() >= end:
                 return False
-            time.sleep(0.005)
+            time.sleep(delay)
+            delay = min(2 * delay, 0.005)
         return True
 
     def stop(self, kill: bool = False) -> None:
