@@ -21,9 +21,9 @@ class Node:
     parent: Node | None = None
 
     def __init__(self, s: int, e: int, **kw: Any) -> None:
-        self.s = s
-        self.e = e
-        self.__dict__.update(kw)
+        kw["s"] = s
+        kw["e"] = e
+        self.__dict__ = kw  # the fields as given (a fresh dict: no copy)
 
     def kids(self) -> list[Node]:
         """The child nodes, in source order."""
