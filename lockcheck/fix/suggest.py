@@ -104,6 +104,8 @@ def enrich(facts: FileFacts, skip_code: int = 75) -> None:
             enrich_ps(facts, skip_code)
     except Exception:  # a suggestion is a courtesy: never break the analysis
         return
+    finally:
+        _TOP_LEVEL[:] = [None, None]  # the file's tree is not kept past its suggestions
 
 
 # --------------------------------------------------------------------------- text helpers
