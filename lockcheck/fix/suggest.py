@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..collector import paused
 from ..model import (
     Acquire,
     Edit,
@@ -93,7 +94,8 @@ def enrich(facts: FileFacts, skip_code: int = 75) -> None:
         if facts.language == "shell":
             _Shell(facts, skip_code).run()
         elif facts.language == "python":
-            _Python(facts, skip_code).run()
+            with paused():  # each rewrite checked is a parse of the whole file
+                _Python(facts, skip_code).run()
         elif facts.language == "javascript":
             from .suggest_js import enrich as enrich_js
 
