@@ -1,7 +1,9 @@
 """What a one-file scan pays for before it analyses anything (issue #11: a pre-commit run on
 one job script is a process start per file).  Timings live in ``bench/``; these tests pin
 the structure: the worker is forked without ``multiprocessing``, the grammar is loaded
-without its package's ``importlib.resources``, and the bounds still hold for a single file."""
+without its package's ``importlib.resources``, a clean script's scan imports neither the
+job-definition nor the fix layer (nor the stdlib modules only they need), and the bounds
+still hold for a single file."""
 
 from __future__ import annotations
 
