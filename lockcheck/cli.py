@@ -35,20 +35,30 @@ class UsageError(Exception):
     pass
 
 
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing ``shutil`` (with its
+    compression modules, ~3 ms of a one-file scan): ``COLUMNS``, else the terminal of
+    standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 class _Formatter(argparse.HelpFormatter):
-    """argparse's help formatter, set up when it first formats.  ``add_argument`` makes one
-    per argument only to check the metavar (``_format_args``, which reads no state), and
-    setting one up asks the terminal for its width through ``shutil``, whose import (with
-    its compression modules) costs a one-file scan ~3 ms."""
+    """argparse's help formatter with the width it would ask ``shutil`` for: ``add_argument``
+    makes one for every argument (to check its metavar)."""
 
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None) -> None:
-        self._lazy = (prog, indent_increment, max_help_position, width)
-
-    def __getattr__(self, name: str):  # only for what __init__ has not set yet
-        if name == "_lazy":
-            raise AttributeError(name)
-        argparse.HelpFormatter.__init__(self, *self._lazy)
-        return getattr(self, name)
+    def __init__(self, prog, *args, **kwargs) -> None:
+        if len(args) < 3 and kwargs.get("width") is None:
+            kwargs["width"] = _columns() - 2  # as HelpFormatter computes it
+        super().__init__(prog, *args, **kwargs)
 
 
 class Parser(argparse.ArgumentParser):
