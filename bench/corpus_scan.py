@@ -64,7 +64,16 @@ def _alarm(signum, frame):
 
 
 def read_text(path: str) -> str:
+    """The text as the CLI reads it (a UTF-16/UTF-32 byte-order mark, as PowerShell files often
+    have, decides the encoding), else UTF-8, else Latin-1."""
     data = Path(path).read_bytes()
+    try:
+        from lockcheck.source import decode
+    except ImportError:  # an older lockcheck as the baseline
+        decode = None
+    src = decode(data) if decode is not None else None
+    if src is not None:
+        return src.text
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -615,6 +615,8 @@ def cmd_scan(args) -> int:
         )
     if args.baseline and args.write_baseline:
         raise UsageError("--baseline and --write-baseline cannot be used together")
+    if args.fix or args.diff:
+        _load_fix_module()  # a build without the fix modules fails before any file is read
     overrides = Overrides(
         select=_extend(args.select) if args.select else None,
         extend_select=_extend(args.extend_select),

@@ -49,13 +49,13 @@ SHARED_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
 WINDOWS_TEMP = "C:\\Windows\\Temp"
 _WINDOWS_TEMP_RE = re.compile(r"^(?:[a-z]:)?/windows/temp/|^%(?:systemroot|windir)%/temp/", re.I)
 # directories a user or service manager sets up privately: ${XDG_RUNTIME_DIR:-/tmp} tries one
-# first. TMPDIR counts too: where it is set, it is the user's choice of a temporary directory.
+# first.  TMPDIR does not: it is what tempfile.gettempdir() reads, cron and most services leave
+# it unset, and then ${TMPDIR:-/tmp} is /tmp (RULES.md names gettempdir() as shared).
 PRIVATE_VARS = {
     "XDG_RUNTIME_DIR",
     "RUNTIME_DIRECTORY",
     "XDG_STATE_HOME",
     "XDG_CACHE_HOME",
-    "TMPDIR",
 }
 # a literal home directory: /home/me/Dropbox is ~/Dropbox
 _HOME_PREFIX = re.compile(
@@ -213,7 +213,9 @@ def shared_tmp_dir(path: PathExpr | None, system_account: bool = False) -> str |
         return "the system temporary directory" if text.count("/") <= 1 else None
     if first.kind is not PartKind.LIT:
         return None
-    text = first.value
+    # the whole path's text, unknown parts as NUL: `/tmp/lock-$USER/x.lock` is not directly
+    # in /tmp
+    text = "".join(p.value if p.kind is PartKind.LIT else "\0" for p in path.parts)
     m = _WINDOWS_TEMP_RE.match(text)
     if m:
         return WINDOWS_TEMP if "/" not in text[m.end() :] else None
@@ -251,6 +253,8 @@ def script_relative(path: PathExpr | None) -> str | None:
     first = path.parts[0]
     if first.kind is PartKind.SCRIPT_DIR:
         return "it lies beside the script"
+    if first.kind is PartKind.SCRIPT and len(path.parts) > 1:
+        return "it lies beside the script"  # "$0.pid", __file__ + ".lock"
     if first.kind is PartKind.CWD:
         return "it lies in the working directory"
     if first.kind is PartKind.SCRIPT_NAME:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 
@@ -58,3 +62,23 @@ def installed_tool(name: str) -> str | None:
 
     here = os.path.dirname(sys.executable)
     return shutil.which(name, path=os.pathsep.join([here, os.environ.get("PATH", "")]))
+
+
+def scan_files(tmp_path: Path, files: dict[str, str]) -> dict[str, set[tuple[str, int]]]:
+    """``lockcheck scan --isolated`` once, in a subprocess, over ``files`` (name -> source,
+    dedented) written into ``tmp_path``: file name -> {(code, line)}."""
+    for name, src in files.items():
+        write(tmp_path, name, textwrap.dedent(src).lstrip("\n"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lockcheck", "scan", "--isolated", "--output-format", "json"]
+        + [str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    out: dict[str, set[tuple[str, int]]] = {name: set() for name in files}
+    root = str(tmp_path).replace("\\", "/") + "/"
+    for r in json.loads(proc.stdout or "[]"):
+        name = r["filename"].replace("\\", "/").split(root)[-1]
+        out[name].add((r["code"], r["location"]["row"]))
+    return out

@@ -102,10 +102,12 @@ tar -czf /backup/etc.tgz /etc
         ('"${LOCKDIR:-/tmp}/backup.lock"', True),  # the default is what runs
         ('"${LOCK_FILE:-/tmp/backup.lock}"', True),
         ('"${XDG_RUNTIME_DIR:-/tmp}/backup.lock"', False),  # private directory tried first
-        ('"${TMPDIR:-/tmp}/backup.lock"', False),
+        # TMPDIR is unset under cron: the default runs, as tempfile.gettempdir() would
+        ('"${TMPDIR:-/tmp}/backup.lock"', True),
         ('"/tmp/backup-$$.lock"', False),  # not predictable
         ('"/tmp/$(mktemp -u XXXXXX).lock"', False),
         ("/tmp/jobs/backup.lock", False),  # deeper: only through a dir the script makes
+        ('"/tmp/jobs-$USER/backup.lock"', False),  # deeper too, past a variable part
         ('"$XDG_RUNTIME_DIR/backup.lock"', False),
     ],
 )

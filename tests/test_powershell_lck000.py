@@ -44,6 +44,7 @@ LOCK_JOB = """
         (LOCK_JOB + "    }\n", 12, "unbalanced `}`"),
         (LOCK_JOB.replace('Write-Output "busy"', 'Write-Output "busy'), 3, "string"),
         (LOCK_JOB + '    $body = @"\n    no end here\n', 12, "here-string"),
+        (LOCK_JOB + '    $body = @"\n    $(if ($a) {@"\n    x\n"@ })\n', 12, "here-string"),
         (LOCK_JOB.replace("    try {", "    <# the sync\n    try {"), 7, "block comment"),
         (LOCK_JOB.replace("Invoke-Sync", "Invoke-Sync -Name 'x"), 0, "string"),
     ],
@@ -74,6 +75,16 @@ VALID = [
     "Get-Item C:\\x `\n  -Force\n",
     "$h = @{ Name = 'x'; Items = @(1, 2, [int]'3') }\n",
     'Write-Host "nested $(Get-Date -Format "yyyy") string"\n',
+    # a here-string inside the `$( )` of a here-string: its `"@` does not end the outer one
+    '$cs = @"\nusing System;\n$(if ($gui) {@"\nusing System.Windows.Forms;\n"@ })\n'
+    'class Program { }\n"@\n',
+    '$xml = @"\n<Sites>\n$(foreach ($s in $sites) {@"\n<Site>$($s.Name)</Site>\n"@\n})\n'
+    '</Sites>\n"@\n',
+    # a backtick escape inside a braced name: `u{2195} is one character, not the name's end
+    "${fooxyzzy`u{2195}} = 42\nif (${a`}b}) { $true }\n",
+    # old Mac line ends (a lone CR): a comment ends there, and a here-string's lines do too
+    "if ($a) { # take the lock\r$b }\r",
+    "$m = @'\rit's the lock\r'@\r$n = 1\r",
 ]
 
 

@@ -10,24 +10,11 @@ import subprocess
 import sys
 import textwrap
 
-from helpers import write
+from helpers import scan_files, write
 
 
 def scan(tmp_path, files: dict[str, str]) -> dict[str, set[tuple[str, int]]]:
-    """Run ``lockcheck check`` once over ``files``: file name -> {(code, line)}."""
-    for name, src in files.items():
-        write(tmp_path, name, textwrap.dedent(src).lstrip("\n"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "lockcheck", "check", "--output-format", "json", str(tmp_path)],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode in (0, 1), proc.stderr
-    out: dict[str, set[tuple[str, int]]] = {name: set() for name in files}
-    for r in json.loads(proc.stdout or "[]"):
-        name = r["filename"].replace("\\", "/").split(str(tmp_path).replace("\\", "/") + "/")[-1]
-        out[name].add((r["code"], r["location"]["row"]))
-    return out
+    return scan_files(tmp_path, files)
 
 
 def codes(rows: set[tuple[str, int]]) -> set[str]:

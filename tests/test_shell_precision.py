@@ -334,7 +334,9 @@ def test_mktemp_paths_are_never_locks():
 # ----------------------------------------------------------------------------- LCK203
 
 
-def test_signal_only_trap_is_not_lck203():
+def test_signal_only_trap_before_the_test_is_lck203():
+    # RULES.md: a release already active when the busy branch runs; a losing run stopped
+    # (SIGTERM) or interrupted during its busy branch deletes the winner's lock
     src = """
         #!/bin/sh
         LOCK=/var/lib/job/lock
@@ -348,8 +350,26 @@ def test_signal_only_trap_is_not_lck203():
         rm -f "$LOCK"
     """
     h = hits(src)
-    assert not any(c == "LCK203" for c, _ in h)
+    assert ("LCK203", 4) in h
     assert ("LCK103", 8) in h and ("LCK202", 8) in h
+
+
+def test_signal_only_trap_after_the_acquire_is_not_lck203():
+    src = """
+        #!/bin/sh
+        LOCK=/var/lib/job/lock
+        cleanup() { rm -f "$LOCK"; }
+        if [ -f "$LOCK" ]; then
+            exit 75
+        fi
+        touch "$LOCK"
+        trap cleanup INT TERM
+        do_work
+        rm -f "$LOCK"
+    """
+    h = hits(src)
+    assert not any(c == "LCK203" for c, _ in h)
+    assert ("LCK103", 7) in h
 
 
 def test_exit_trap_before_acquire_is_lck203():

@@ -27,16 +27,16 @@ def stale_lock_breaker(ctx: Context):
         if not rm.stale_guard:
             continue
         why = (
-            "the stored PID may be reused or foreign"
+            "its stored PID may be reused or foreign"
             if rm.stale_guard == "dead-holder"
             else "an old lock may still be held"
         )
         verb = "overwriting" if rm.overwrite else "removing"
-        where = f" `{rm.path.render()}`" if rm.path is not None else ""
+        what = f"stale lock `{rm.path.render()}`" if rm.path is not None else "a stale lock"
         yield ctx.finding(
             "LCK106",
             rm.span,
-            f"{verb} the lock{where} as stale: {why}",
+            f"{verb} {what}: {why}",
             suggestion=shown(rm.suggestion),
         )
 

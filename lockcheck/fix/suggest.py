@@ -1855,6 +1855,10 @@ def _breaker_drops(facts: FileFacts, lang) -> None:
     for rm in facts.removals:
         if not rm.stale_guard or rm.suggestion is not None:
             continue
+        if rm.overwrite and any(
+            a.span.start <= rm.span.start and rm.span.end <= a.span.end for a in facts.acquires
+        ):
+            continue  # the overwrite is the run's own acquire: its rewrite, not a drop
         edits = None
         if rm.drop_fix is not None and rm.drop_fix.edits:
             edits = lang.fill(list(rm.drop_fix.render(code=lang.code)))

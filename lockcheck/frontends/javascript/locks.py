@@ -117,8 +117,8 @@ class Locks:
         run, or when that failure is handed to a caller in this file that tests it
         (``return -1`` / ``resolve(false)`` / ``callback(err)`` on EEXIST, then ``if (fd < 0)
         return false``).  mkdirp helpers and output files handle EEXIST and go on."""
-        if lockish_name(acq.path):
-            return True
+        if lockish_name(acq.path) and stmts != []:
+            return True  # (an empty `catch {}` goes on whatever happened: create if missing)
         if stmts is not None and self._eexist(handler) and self._hands_on(stmts, handler):
             return True
         b = acq.busy
@@ -206,7 +206,7 @@ class Locks:
             self._eexist(handler) or (lockish_name(path) and not self._rethrows(stmts, call))
         )
         if recursive:
-            if as_test:
+            if as_test and not self._parent_of_create(call, path):
                 mech = f"{q.split('.')[-1]}(..., {{recursive: true}})"
                 self.add_non_exclusive(call, mech, "recursive: true", path, stmts)
             elif path is not None:
@@ -219,6 +219,28 @@ class Locks:
                 self.facts.created.append(path)
             return
         self.add(acq, call)
+
+    def _parent_of_create(self, call: Any, path: PathExpr | None) -> bool:
+        """``mkdirSync(dirname(L), {recursive: true})`` before an exclusive create of ``L`` in
+        the same ``try``: it makes the lock's folder; the catch's EEXIST is the create's."""
+        try_body = None
+        for a in syntax.ancestors(call):
+            if a.type in syntax.FUNCTIONS:
+                return False
+            if a.type == "try_statement":
+                try_body = a.child_by_field_name("body")
+                break
+        if try_body is None:
+            return False
+        for other in self.tree.calls:
+            if other.start_byte <= call.end_byte or not syntax.within(other, try_body):
+                continue
+            q = self.names.callee(other)
+            if (q in OPENS or q in STREAMS) and "x" in (self.flags(other, q) or ""):
+                return True
+            if q in MKDIRS and "recursive" not in text(arg(other, 1) or other):
+                return True
+        return False
 
     # -- libraries -------------------------------------------------------------------------------
     def _library(self, call: Any, q: str) -> None:

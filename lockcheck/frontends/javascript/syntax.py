@@ -35,6 +35,7 @@ class Tree:
 
     def __init__(self, path: str, text: str) -> None:
         grammar = "typescript" if path.lower().endswith(TYPESCRIPT_EXTENSIONS) else "javascript"
+        self.path = path
         self.text = text
         src = treesitter.source_bytes(text)
         self.root = treesitter.parser(grammar).parse(src).root_node

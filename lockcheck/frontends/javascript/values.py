@@ -5,6 +5,10 @@ literals, ``os.tmpdir()``, ``process.env.X || "..."``, function arguments)."""
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+
 from ...hints import Any
 from ...model import Part, PartKind, PathExpr
 from . import syntax
@@ -36,9 +40,25 @@ MODULES = {
 GLOBALS = {"process", "__dirname", "__filename", "require", "Number", "parseInt", "String"}
 
 
-def module_name(spec: str) -> str | None:
+def module_name(spec: str, importer: str = "") -> str | None:
     spec = spec.removeprefix("node:")
+    if spec.startswith(".") and importer:
+        d = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(importer)), spec))
+        return _package_root(d)
     return MODULES.get(spec)
+
+
+@functools.lru_cache(maxsize=256)
+def _package_root(d: str) -> str | None:
+    """A relative import of a package's own root is that package (a library's tests and
+    fixtures: ``require('../..')`` in proper-lockfile's ``test/fixtures``), when its
+    ``package.json`` names one of :data:`MODULES`."""
+    try:
+        with open(os.path.join(d, "package.json"), encoding="utf-8") as f:
+            name = json.load(f).get("name")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return MODULES.get(name) if isinstance(name, str) else None
 
 
 class Names:
@@ -128,7 +148,7 @@ class Names:
             fn = value.child_by_field_name("function")
             if fn is not None and text(fn) == "require":
                 spec = string_value(arg(value, 0))
-                return module_name(spec) if spec else None
+                return module_name(spec, self.tree.path) if spec else None
         if value.type == "identifier" and text(value) in self.imports:
             return self.imports[text(value)]
         return None
@@ -144,7 +164,7 @@ class Names:
 
     def _import(self, node: Any) -> None:
         src = node.child_by_field_name("source")
-        mod = module_name(string_value(src) or "") if src is not None else None
+        mod = module_name(string_value(src) or "", self.tree.path) if src is not None else None
         if mod is None:
             return
         for clause in node.named_children:
@@ -192,7 +212,7 @@ class Names:
             fn = node.child_by_field_name("function")
             if fn is not None and text(fn) == "require":
                 spec = string_value(arg(node, 0))
-                return module_name(spec) if spec else None
+                return module_name(spec, self.tree.path) if spec else None
         return None
 
     def callee(self, call: Any) -> str:

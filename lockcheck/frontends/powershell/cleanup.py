@@ -1,4 +1,4 @@
-"""Stage 4: removals (``Remove-Item``, ``[IO.File]::Delete``) and what runs them (``finally``;
+"""Stage 4: removals (``Remove-Item``, ``[IO.File]::Delete``, ``[IO.Directory]::Delete``) and what runs them (``finally``;
 a ``trap``, which runs for terminating errors only, never on ``exit``; a function called from
 either), stored-PID checks (``Get-Process -Id``) and kills (``Stop-Process -Id``) on a PID
 read from a file, stale-lock breakers after them or after an age test (``LastWriteTime``,
@@ -33,7 +33,7 @@ class Cleanup:
                 self._removal(cmd, self.values.path(c.get("path", "literalpath", position=0)))
         for inv in self.tree.invocations:
             target, member, args = invocation_parts(inv)
-            if target == "io.file" and member == "delete" and args:
+            if target in ("io.file", "io.directory") and member == "delete" and args:
                 self._removal(inv, self.values.path(args[0]))
         self._own_files()
         self._pids()
@@ -58,14 +58,12 @@ class Cleanup:
                 return "finally", a.parent
             if a.type == "trap_statement":
                 return "trap", a
-            if a.type == "function_statement":
-                name = syntax.function_name(a)
+            if a.type in syntax.FUNCTIONS:
                 if depth < 3:
-                    for cmd in self.tree.commands:
-                        if syntax.command_name(cmd) == name:
-                            ctx = self._context(cmd, depth + 1)
-                            if ctx[0] != "direct":
-                                return ctx
+                    for cmd in syntax.calls(self.tree, a):
+                        ctx = self._context(cmd, depth + 1)
+                        if ctx[0] != "direct":
+                            return ctx
                 break
         return "direct", None
 
@@ -73,7 +71,7 @@ class Cleanup:
         via, hook = self._context(node)
         r = Removal(path, self.tree.span(node), via=via)
         r.conditional = any(
-            a.type in ("if_statement", "catch_clause", "function_statement")
+            (a.type in ("if_statement", "catch_clause") or a.type in syntax.FUNCTIONS)
             and "test-path" not in text(a).lower()[:200]
             for a in syntax.ancestors(node)
         )
@@ -91,7 +89,7 @@ class Cleanup:
         statement before it in an enclosing block."""
         child = node
         for a in syntax.ancestors(node):
-            if a.type in ("function_statement", "script_block_expression"):
+            if a.type in syntax.SCOPES:
                 return False
             if a.type in ("if_statement", "elseif_clause"):
                 cond = next((c for c in a.named_children if c.type == "pipeline"), None)
@@ -113,7 +111,10 @@ class Cleanup:
 
     def _drop_fix(self, node: Any) -> FixTemplate | None:
         st = node
-        while st.parent is not None and st.parent.type in ("pipeline_chain", "pipeline"):
+        while st.parent is not None and (
+            st.parent.type in ("pipeline_chain", "pipeline")
+            or (st.parent.type in syntax.WRAPPERS and len(st.parent.named_children) == 1)
+        ):  # a command, or a .NET call (`[IO.File]::Delete(p)`) as the whole statement
             st = st.parent
         if st.parent is None or st.parent.type != "statement_list" or "|" in text(st):
             return None

@@ -28,6 +28,8 @@ from .testcreate import TestThenCreate
 from .values import Values
 
 DURABLE = {"add-content", "write-eventlog", "start-transcript", "ac"}
+QUIET = {"write-host", "write-output", "write-verbose", "write-warning", "write-information"}
+QUIET |= {"write-debug", "echo", "stop-transcript", "out-null", "out-host", "get-date"}
 APPEND_DURABLE = {"out-file", "tee-object"}
 _NONFAILING_EA = {"silentlycontinue", "ignore", "continue", "0", "4"}
 _FAILURE = re.compile(r"could not|cannot|can't|unable to|failed|abort", re.I)
@@ -64,7 +66,7 @@ class Locks(TestThenCreate):
     def catch_of(self, node: Any) -> tuple[Any, Any]:
         """(the try statement, its first catch clause) whose body holds ``node``."""
         for a in syntax.ancestors(node):
-            if a.type == "function_statement":
+            if a.type in syntax.FUNCTIONS:
                 break
             if a.type == "try_statement":
                 body = syntax.block_of(a)
@@ -92,7 +94,7 @@ class Locks(TestThenCreate):
                 if cond is not None and syntax.within(n, cond):
                     return a, negated
                 return None, False
-            if a.type in ("statement_list", "function_statement", "statement_block"):
+            if a.type in ("statement_list", "statement_block") or a.type in syntax.FUNCTIONS:
                 return None, False
         return None, False
 
@@ -112,16 +114,72 @@ class Locks(TestThenCreate):
         for st in stmts:
             for n in syntax.descendants(st, "flow_control_statement"):
                 if any(
-                    a.type == "function_statement"
-                    for a in syntax.ancestors(n)
-                    if syntax.within(a, st)
+                    a.type in syntax.FUNCTIONS for a in syntax.ancestors(n) if syntax.within(a, st)
                 ):
                     continue
                 word = text(n.children[0]).lower()
                 if word in ("exit", "return", "throw"):
                     return self._ending(stmts, n, word, anchor, depth)
-        first = stmts[0] if stmts else anchor
-        return BusyBranch(self.tree.span(first), False, None)
+        if stmts:
+            durable = self.durable(stmts, stmts[-1])
+            return self._falls_through(stmts[-1], self.tree.span(stmts[0]), durable, depth)
+        return self._falls_through(anchor, self.tree.span(anchor), False, depth)
+
+    def _falls_through(self, last: Any, span: Any, durable: bool, depth: int) -> BusyBranch:
+        """The busy branch ends without ``exit``/``return``/``throw``: what runs next decides.
+        Past output and logging only: the end of the script ends the run (status 0), an
+        ``exit``/``return`` there ends it as usual, the end of a function returns to its
+        caller; other work, or a loop that goes round again, is not the end of the run."""
+        node = last
+        while True:
+            st = node
+            while st.parent is not None and st.parent.type != "statement_list":
+                st = st.parent
+                if st.type in retry.LOOPS or st.type == "script_block_expression":
+                    return BusyBranch(span, False, None, durable)
+                if st.type in syntax.FUNCTIONS:  # the function returns to its caller
+                    return self._propagate(st, span, durable, depth + 1)
+            lst = st.parent
+            if lst is None:
+                return BusyBranch(span, False, None, durable)
+            rest = [
+                r
+                for r in lst.named_children
+                if r.start_byte >= st.end_byte
+                and r.type not in ("comment", "empty_statement", "function_statement")
+                and r.type not in ("class_statement", "enum_statement", "trap_statement")
+            ]
+            for i, r in enumerate(rest):
+                if r.type == "flow_control_statement":
+                    word = text(r.children[0]).lower()
+                    if word in ("exit", "return", "throw"):
+                        b = self._ending(rest[: i + 1], r, word, r, depth + 1)
+                        if b is not None:
+                            b.durable = b.durable or durable
+                        return b or BusyBranch(span, False, None, durable)
+                if not self._quiet(r):
+                    return BusyBranch(span, False, None, durable)
+                durable = durable or self._records(r)
+            if lst.parent is None or lst.parent.type == "program":
+                return BusyBranch(span, True, 0, durable)  # falls off the end of the script
+            node = lst.parent
+
+    def _quiet(self, st: Any) -> bool:
+        """A statement that only reports: output, logging, a transcript's end."""
+        cmds = list(syntax.descendants(st, "command"))
+        if not cmds or any(n.type == "assignment_expression" for n in syntax.descendants(st)):
+            return False
+        return all(
+            syntax.command_name(c) in QUIET
+            or syntax.command_name(c) in DURABLE
+            or syntax.command_name(c) in APPEND_DURABLE
+            or (syntax.command_name(c) in self.values.functions and self._logs_only(c))
+            for c in cmds
+        )
+
+    def _logs_only(self, cmd: Any) -> bool:
+        func = self.values.functions.get(syntax.command_name(cmd))
+        return func is not None and not syntax.within(cmd, func) and self._records(func, 2)
 
     def _ending(
         self, stmts: list[Any], n: Any, word: str, anchor: Any, depth: int
@@ -154,35 +212,45 @@ class Locks(TestThenCreate):
         return BusyBranch(span, True, status, durable, status_fix=fix if word == "exit" else None)
 
     def _propagate(self, func: Any, span: Any, durable: bool, depth: int) -> BusyBranch | None:
-        name = syntax.function_name(func)
-        for cmd in self.tree.commands:
-            if syntax.command_name(cmd) != name:
-                continue
+        for cmd in syntax.calls(self.tree, func):
             ifn, negated = self.condition_of(cmd)
+            b = None
             if ifn is not None:
                 body = self.if_branch(ifn, negated)
-                if body is not None:
-                    b = self.busy(body, cmd, depth + 1)
-                    if b is not None:
-                        b.durable = b.durable or durable
-                    return b
+                b = self.busy(body, cmd, depth + 1) if body is not None else None
+            elif self._assigned_var(cmd):  # $ok = Get-JobLock ...; if (-not $ok) { ... }
+                b = self._busy_of_var(self._assigned_var(cmd), cmd, depth + 1)
+            elif depth < 4:  # a plain call: the run goes on after it
+                b = self._falls_through(cmd, span, durable, depth + 1)
+                if not b.ends_run:
+                    b = None
+            if b is not None:
+                b.durable = b.durable or durable
+                return b
         return BusyBranch(span, False, None, durable)
 
     def durable(self, stmts: list[Any], end: Any) -> bool:
         if any(syntax.command_name(c) == "start-transcript" for c in self.tree.commands):
             return True
-        for st in stmts:
-            if st.start_byte > end.start_byte:
-                break
-            for c in syntax.descendants(st, "command", "file_redirection_operator"):
-                if c.type == "file_redirection_operator":
-                    if text(c).startswith(">>") or text(c).endswith(">>"):
-                        return True
-                    continue
-                name = syntax.command_name(c)
-                if name in DURABLE:
+        return any(self._records(st) for st in stmts if st.start_byte <= end.start_byte)
+
+    def _records(self, node: Any, depth: int = 0) -> bool:
+        """``node`` appends to a file (``Add-Content``, ``Out-File -Append``, ``>>``,
+        ``Write-EventLog``), itself or through a function of this file it calls (a ``Log``
+        or ``Write-Log`` helper that does)."""
+        for c in syntax.descendants(node, "command", "file_redirection_operator"):
+            if c.type == "file_redirection_operator":
+                if text(c).startswith(">>") or text(c).endswith(">>"):
                     return True
-                if name in APPEND_DURABLE and self.values.command(c).has("append"):
+                continue
+            name = syntax.command_name(c)
+            if name in DURABLE:
+                return True
+            if name in APPEND_DURABLE and self.values.command(c).has("append"):
+                return True
+            func = self.values.functions.get(name)
+            if func is not None and depth < 3 and not syntax.within(c, func):
+                if self._records(func, depth + 1):
                     return True
         return False
 
@@ -249,7 +317,7 @@ class Locks(TestThenCreate):
         if not self._ends(handler):
             if not retrying:
                 return None
-            acq.busy = None
+            acq.busy = self._timeout(node, success)
             return handler, True
         acq.busy = self.busy(syntax.statements(syntax.block_of(handler)), node)
         return handler, retrying
@@ -284,13 +352,38 @@ class Locks(TestThenCreate):
             return ifn, False
         then = syntax.block_of(ifn)
         if not on_failure and retry.retry_loop(cmd, None, then):
-            acq.busy = None
+            acq.busy = self._timeout(cmd, then)
             return ifn, True
         # if (New-Item L) { work }: the creation is the condition of the work
         acq.busy = BusyBranch(self.tree.span(ifn), False, None)
         if lockish_name(acq.path):
             return ifn, True
         return None, False
+
+    def _timeout(self, create: Any, success: Any) -> BusyBranch | None:
+        """The busy branch of a retry loop: the path taken when the loop runs out (a deadline,
+        a count) without the create succeeding; None for a loop that only success ends."""
+        loop = retry.loop_of(create)
+        if loop is None or retry.endless(loop):
+            return None
+        leaves, flags = retry.success_leaves(success, create)
+        rest = retry.after(loop)
+        if leaves:  # only a failed wait gets past the loop
+            if rest:
+                return self.busy(rest, loop)
+            func = syntax.scope_of(loop)
+            if func is not None:  # falls off the end of the function: $null to the caller
+                return self._propagate(func, self.tree.span(loop), False, 0)
+            return BusyBranch(self.tree.span(create), True, 0)
+        for st in rest:
+            for v in syntax.descendants(st, "variable"):
+                if syntax.var_name(v) not in flags:
+                    continue
+                ifn, negated = self.condition_of(v)
+                if ifn is not None:
+                    stmts = self.if_branch(ifn, negated)
+                    return self.busy(stmts, v) if stmts else None
+        return None
 
     def held(self, path: PathExpr | None) -> bool:
         """A retried create is a lock when it is named like one or removed again (released):
@@ -483,7 +576,7 @@ class Locks(TestThenCreate):
                 acq.open_span = acq.span
         self.add(acq, node)
 
-    def _busy_of_var(self, var: str | None, after: Any) -> BusyBranch | None:
+    def _busy_of_var(self, var: str | None, after: Any, depth: int = 0) -> BusyBranch | None:
         """The busy branch of the first ``if`` after ``after`` that tests ``var``."""
         if not var:
             return None
@@ -492,7 +585,7 @@ class Locks(TestThenCreate):
                 ifn, negated = self.condition_of(v)
                 if ifn is not None:
                     stmts = self.if_branch(ifn, negated)
-                    return self.busy(stmts, v) if stmts is not None else None
+                    return self.busy(stmts, v, depth) if stmts is not None else None
         return None
 
     def _assigned_var(self, node: Any) -> str | None:

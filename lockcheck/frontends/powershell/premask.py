@@ -10,10 +10,18 @@ when it leaves fewer bytes in error than the one before:
   original text, ``$PSScriptRoot\\..\\x.psd1``, and expand it like the shell does);
 * a comma list of bare words (``-Property Name, Id``, ``select A, B``): the commas become
   spaces (positional words instead of one array: no lock command takes such a list);
-* a UTF-8 byte-order mark kept in the text: spaces.
+* PowerShell 7 operators the grammar lacks, each as one it has: the ternary ``c ? a : b``
+  becomes ``c + a + b`` and ``a ?? b`` becomes ``a +  b`` (the stages read the operators'
+  own text: a ternary is unknown, ``??`` a value with a default), ``$x ??= v`` becomes
+  ``$x +=  v`` (a binding of the default);
+* an upper-case multiplier suffix (``10MB``, ``1KB``): lower case (the grammar knows only
+  ``10mb``; PowerShell reads both alike);
+* what a ``class``/``enum`` header carries that the grammar rejects: an attribute before
+  ``enum`` (``[Flags()]``), an enum's underlying type (``enum E : byte``), a constructor's
+  ``: base(...)`` call: spaces.
 
-The rest (``class``/``enum`` bodies the grammar half-reads, the ternary, ``??``, nested
-generic types) stays as it is."""
+``class``/``enum`` bodies, generic type names (``[List[string]]``), here-strings and
+``${braced}`` names parse as they are."""
 
 from __future__ import annotations
 
@@ -27,6 +35,15 @@ _BOM = "\ufeff".encode()
 _VARPATH = re.compile(rb"(?<=[ \t(])\$(?=(?:\{[^}\n]+\}|[A-Za-z_][\w:]*)[\\/][\w.*$\\-])")
 # a comma between two bare words
 _COMMA = re.compile(rb"(?<=[A-Za-z0-9_*\-])[ \t]*,(?=[ \t]*[A-Za-z_*])")
+# `a ?? b`, `$x ??= v`: PowerShell needs the blank before `??` (`$x??` is a variable name)
+_COALESCE = re.compile(rb"(?<=[ \t])\?\?(=?)(?=[ \t])")
+# the ternary's `?` (not the Where-Object alias after `|`) and its `:`, blank on both sides
+_QUESTION = re.compile(rb"(?<=[ \t])\?(?=[ \t])")
+_COLON = re.compile(rb"(?<=[ \t]):(?=[ \t])")
+_MULTIPLIER = re.compile(rb"(?<![\w$.])\d+(?:\.\d+)?(?=[KMGTP][Bb]\b|[kmgtp]B\b)", re.I)
+_ENUM_ATTR = re.compile(rb"^[ \t]*(\[[A-Za-z.]+\([^()\n]*\)\][ \t]*)+(?=enum\b)", re.I)
+_ENUM_BASE = re.compile(rb"\benum[ \t]+\w+([ \t]*:[ \t]*[\w.]+)(?=[ \t]*\{|[ \t]*$)", re.I)
+_BASE_CALL = re.compile(rb"\)([ \t]*:[ \t]*base[ \t]*\([^()\n]*\))(?=[ \t]*\{)", re.I)
 
 
 def error_ranges(root: Any) -> list[tuple[int, int]]:
@@ -80,7 +97,33 @@ def mask(src: bytes, ranges: list[tuple[int, int]]) -> bytes:
         for m in _COMMA.finditer(line):
             if not _quoted(line, m.start()):
                 buf[ls + m.end() - 1] = ord(" ")
+        _operators(buf, ls, line)
+        for m in _MULTIPLIER.finditer(line):
+            if not _quoted(line, m.start()):
+                e = ls + m.end()
+                buf[e : e + 2] = buf[e : e + 2].lower()
+        for rx, group in ((_ENUM_ATTR, 0), (_ENUM_BASE, 1), (_BASE_CALL, 1)):
+            m = rx.search(line)
+            if m is not None and not _quoted(line, m.start(group)):
+                buf[ls + m.start(group) : ls + m.end(group)] = b" " * (
+                    m.end(group) - m.start(group)
+                )
     return bytes(buf)
+
+
+def _operators(buf: bytearray, ls: int, line: bytes) -> None:
+    """``??``/``??=`` and the ternary on one line, as ``+``/``+=`` (see the module text)."""
+    for m in _COALESCE.finditer(line):
+        if not _quoted(line, m.start()):
+            buf[ls + m.start() : ls + m.end()] = b"+= " if m.group(1) else b"+ "
+    for m in _QUESTION.finditer(line):
+        before = line[: m.start()].rstrip()
+        if not before or before.endswith((b"|", b"(", b"{", b";")) or _quoted(line, m.start()):
+            continue  # `| ? { ... }` is Where-Object
+        colon = _COLON.search(line, m.end())
+        if colon is None or _quoted(line, colon.start()):
+            continue
+        buf[ls + m.start()] = buf[ls + colon.start()] = ord("+")
 
 
 def _quoted(line: bytes, at: int) -> bool:

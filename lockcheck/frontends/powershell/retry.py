@@ -3,7 +3,10 @@
 A ``catch`` (or a ``trap`` of the same scope) inside a ``while``/``do``/``for`` loop whose
 success leaves the loop (``break``, ``return``, ``exit``, or a flag the loop condition reads)
 and whose failure goes round again (a sleep, a counter, ``continue``) is a retry loop: the
-create is a lock (RULES, "Deciding what is a lock").  ``if (New-Item ...)`` and
+create is a lock (RULES, "Deciding what is a lock").  A loop that can run out (a deadline,
+a count) has a timeout path, the busy branch: what follows the loop when success returns
+or exits from inside it, else the branch of the first ``if`` after it that finds the flag
+success sets unset.  ``if (New-Item ...)`` and
 ``if ($null -eq (New-Item ... -ErrorAction SilentlyContinue))`` use the item ``New-Item``
 returns (``$null`` on failure) as the test: the branch taken on ``$null`` is the busy one."""
 
@@ -138,6 +141,50 @@ def retry_loop(create: Any, handler: Any, success: Any) -> bool:
     if loop is None or per_attempt(loop, create):
         return False
     return leaves_loop(success, loop, create) and goes_round(loop, handler or loop)
+
+
+def endless(loop: Any) -> bool:
+    """The loop ends only from inside: ``while ($true)``, ``do { } until ($false)``,
+    ``for (;;)``."""
+    if loop.type == "foreach_statement":
+        return False
+    cond = next(
+        (c for c in loop.named_children if c.type in ("while_condition", "for_condition")), None
+    )
+    if cond is None:
+        return loop.type == "for_statement"
+    t = text(cond).strip().lower()
+    until = any(c.type == "until" for c in loop.children)
+    return t in ("$false", "0") if until else t in ("$true", "1")
+
+
+def success_leaves(success: Any, create: Any) -> tuple[bool, set[str]]:
+    """(success returns or exits from inside the loop, the variables it sets): read in the
+    block run on success, after ``create``."""
+    leaves = False
+    flags: set[str] = set()
+    for n in syntax.descendants(success, "flow_control_statement", "assignment_expression"):
+        if n.start_byte < create.end_byte or _inner(n, success, syntax.SCOPES):
+            continue
+        if n.type == "flow_control_statement":
+            leaves = leaves or text(n.children[0]).lower() in ("return", "exit")
+        else:
+            name = syntax.var_name(n.named_children[0])
+            if name:
+                flags.add(name)
+    return leaves, flags
+
+
+def after(loop: Any) -> list[Any]:
+    """The statements that follow ``loop`` in its statement list."""
+    lst = loop.parent
+    if lst is None or lst.type != "statement_list":
+        return []
+    return [
+        c
+        for c in lst.named_children
+        if c.start_byte >= loop.end_byte and c.type not in ("comment", "empty_statement")
+    ]
 
 
 def null_tested(node: Any, top: Any) -> bool:

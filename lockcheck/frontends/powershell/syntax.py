@@ -40,9 +40,13 @@ WRAPPERS = {
     "sub_expression",
     "left_assignment_expression",
 }
-SCOPES = {"function_statement", "script_block_expression"}
+# a class method is a function of its own: its `return` goes back to the call
+FUNCTIONS = {"function_statement", "class_method_definition"}
+SCOPES = FUNCTIONS | {"script_block_expression"}
 # parameters that take no value
 SWITCHES = {"force", "append", "passthru", "noclobber", "whatif", "confirm", "leaf", "parent"}
+# a parameter's own aliases (``Remove-Item -LP``)
+ALIASES = {"literalpath": ("lp", "pspath")}
 SWITCHES |= {"recurse", "isabsolute", "resolve", "raw", "nonewline", "asjob", "wait"}
 
 
@@ -108,6 +112,12 @@ def text(node: Any) -> str:
     return treesitter.text_of(node)
 
 
+def raw(node: Any) -> bytes:
+    """The bytes of ``node`` as the file has them."""
+    pair = _ORIGINAL.get()
+    return pair[1][node.start_byte : node.end_byte] if pair is not None else node.text
+
+
 def unwrap(node: Any) -> Any:
     while node is not None and node.type in WRAPPERS:
         named = [c for c in node.named_children if c.type != "comment"]
@@ -136,8 +146,9 @@ def ancestors(node: Any) -> Iterator[Any]:
 
 
 def scope_of(node: Any) -> Any:
+    """The function or class method ``node`` is in (None: the script)."""
     for a in ancestors(node):
-        if a.type == "function_statement":
+        if a.type in FUNCTIONS:
             return a
     return None
 
@@ -148,7 +159,24 @@ def function_name(func: Any) -> str | None:
     for c in func.named_children:
         if c.type == "function_name":
             return text(c).lower()
+        if c.type == "simple_name" and func.type in ("class_method_definition", "class_statement"):
+            return text(c).lower()
     return None
+
+
+def calls(tree: Tree, func: Any) -> list[Any]:
+    """The commands that call the function ``func`` (``Get-Lock -Path P``) or, for a class
+    method, the invocations of a method of that name (``$lock.TryAcquire()``), outside it."""
+    name = function_name(func)
+    if name is None:
+        return []
+    if func.type == "class_method_definition":
+        return [
+            inv
+            for inv in tree.invocations
+            if invocation_parts(inv)[1] == name and not within(inv, func)
+        ]
+    return [c for c in tree.commands if command_name(c) == name]
 
 
 def statements(block: Any) -> list[Any]:
@@ -221,6 +249,7 @@ class Command:
             i += 1
 
     def get(self, *names: str, position: int | None = None) -> Any:
+        names += tuple(a for n in names for a in ALIASES.get(n, ()))
         for n in names:
             if n in self.params:
                 return self.params[n]

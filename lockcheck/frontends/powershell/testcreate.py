@@ -1,5 +1,6 @@
 """Stage 3, test then create: ``Test-Path L`` deciding whether ``New-Item``/``Set-Content``/
-``Out-File``/``Add-Content`` of the same ``L`` runs.  The test is an ``if`` condition, or the
+``Out-File``/``Add-Content`` of the same ``L`` runs (or a ``Move-Item``/``Copy-Item`` of a file
+written aside onto ``L``).  The test is an ``if`` condition, or the
 condition of a loop that waits while ``L`` exists (``while (Test-Path L) { sleep }``,
 ``do { sleep } until (-not (Test-Path L))``) before the create.  The same variable is the
 same path even when its value is unknown (a ``param()`` without default).  One lock per
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 from ...hints import Any
 from ...model import Acquire, LockKind
-from ...paths import lockish_name
+from ...paths import is_dependency_lockfile, lockish_name
 from . import retry, syntax
 from .syntax import invocation_parts, text
 
 CREATES = {"new-item", "set-content", "out-file", "add-content", "ni", "sc"}
+# a file written aside and moved (or copied) onto the name: the name is created by the move
+MOVES = {"move-item", "mi", "move", "copy-item", "cpi", "copy"}
 TESTS = {"test-path"}
 REMOVES = ("remove-item", "del", "rm", "ri", "erase")
 
@@ -35,18 +38,21 @@ class TestThenCreate:
                 continue
             ifn, negated = self.condition_of(test)
             loop = None if ifn is not None else _wait_loop(test)
-            if ifn is None and loop is None:
+            if (ifn is None and loop is None) or self._held_before(test):
                 continue
             for cmd in self.tree.commands:
                 name = syntax.command_name(cmd)
-                if name not in CREATES or cmd.start_byte < test.end_byte:
+                if name not in CREATES | MOVES or cmd.start_byte < test.end_byte:
                     continue
                 if syntax.scope_of(cmd) != syntax.scope_of(test):
                     continue
                 c = self.values.command(cmd)
-                cpath = self.values.path(c.get("path", "literalpath", "filepath", position=0))
-                if cpath is None or cpath.key() != tpath.key():
-                    continue
+                if name in MOVES:
+                    cpath = self.values.path(c.get("destination", position=1))
+                else:
+                    cpath = self.values.path(c.get("path", "literalpath", "filepath", position=0))
+                if cpath is None or cpath.key() != tpath.key() or is_dependency_lockfile(cpath):
+                    continue  # (package-lock.json and its kin are never locks)
                 if cpath.has_unique:  # a per-process side file (LOCK.$PID): no lock
                     self.facts.created.append(cpath)
                     break
@@ -74,10 +80,25 @@ class TestThenCreate:
                     acq.busy = None  # a retry loop: the busy run waits
                 elif not (lockish_name(cpath) or (self._removed(cpath) and self.skips(acq.busy))):
                     break  # "create it if missing", not a guard
+                elif acq.busy is None and not self._removed(cpath):
+                    break  # nothing runs when it exists and it is kept: a `.locks` folder made
+                    # if missing, not a lock
                 self.add(acq, cmd)
                 taken.add(cmd.start_byte)
                 made.append((cmd, cpath.key()))
                 break
+
+    def _held_before(self, test: Any) -> bool:
+        """A held-handle lock (a named mutex, a ``FileShare.None`` handle) is taken earlier in
+        the same function or script and its busy branch ends the run: a test then create
+        after it records the holder (a PID file) under that lock, and races with no one."""
+        scope = syntax.scope_of(test)
+        for acq, node in zip(self.facts.acquires, self.nodes, strict=True):
+            if acq.kind is not LockKind.FLOCK or node.end_byte > test.start_byte:
+                continue
+            if syntax.scope_of(node) == scope and self.skips(acq.busy):
+                return True
+        return False
 
     def _rewrite(self, cmd: Any, path: Any, made: list[tuple[Any, str]]) -> bool:
         """An earlier create of the same name in the same scope runs before ``cmd`` on the
@@ -118,7 +139,7 @@ class TestThenCreate:
                     return True
         for inv in self.tree.invocations:
             target, member, args = invocation_parts(inv)
-            if target == "io.file" and member == "delete" and args:
+            if target in ("io.file", "io.directory") and member == "delete" and args:
                 p = self.values.path(args[0])
                 if p is not None and p.key() == path.key():
                     return True

@@ -15,6 +15,7 @@ from .syntax import Command, Tree, invocation_parts, text, unwrap, var_name
 
 MAX_DEPTH = 8
 _EXPAND = re.compile(r"\$\{(?P<b>[^}]+)\}|\$(?P<v>(?:env:)?[A-Za-z_][\w]*)(?P<m>(?:\.\w+)*)|\$\(")
+_CLASS = re.compile(r"^[ \t]*class[ \t]", re.I | re.M)
 HOME_VARS = {"home", "env:userprofile", "env:home"}
 SCRIPT_VARS = {"pscommandpath", "myinvocation.mycommand.path", "myinvocation.mycommand.definition"}
 
@@ -52,6 +53,31 @@ class Values:
                 name = syntax.function_name(n)
                 if name:
                     self.functions[name] = n
+            elif n.type == "class_method_parameter":
+                vs = [c for c in n.named_children if c.type == "variable"]
+                func = syntax.scope_of(n)
+                if vs and func is not None:
+                    self.params.setdefault(func.start_byte, []).append(var_name(vs[0]) or "")
+        self.members: dict[tuple[int, str], list[Any]] = {}  # (class, property) -> values
+        has_class = _CLASS.search(tree.text) is not None and any(
+            n.type == "class_statement" for n in tree.nodes
+        )
+        for n in tree.nodes if has_class else ():
+            if n.type not in ("assignment_expression", "class_property_definition"):
+                continue
+            cls = _class_of(n)
+            if cls is None:
+                continue
+            if n.type == "assignment_expression":
+                left = text(n.named_children[0]).strip().lower()
+                if left.startswith("$this.") and "." not in left[6:]:
+                    value = n.child_by_field_name("value") or n.named_children[-1]
+                    self.members.setdefault((cls.start_byte, left[6:]), []).append(value)
+            elif n.type == "class_property_definition":
+                vs = [c for c in n.named_children if c.type == "variable"]
+                if vs and n.named_children[-1] is not vs[0]:
+                    key = (cls.start_byte, var_name(vs[0]) or "")
+                    self.members.setdefault(key, []).append(n.named_children[-1])
 
     # -- variables -------------------------------------------------------------------------------
     def values(self, name: str, at: Any) -> list[Any]:
@@ -77,6 +103,9 @@ class Values:
         fname = syntax.function_name(func)
         params = self.params.get(func.start_byte, [])
         out: list[Any] = self._passed.setdefault(key, [])
+        if func.type == "class_method_definition":
+            self._method_arguments(func, name, params, out)
+            return out
         for cmd in self.tree.commands:
             if (syntax.command_name(cmd) or "").lower() != fname or syntax.within(cmd, func):
                 continue
@@ -97,6 +126,24 @@ class Values:
             if v is not None and v is not True and not isinstance(v, str):
                 out.append(v)
         return out
+
+    def _method_arguments(self, method: Any, name: str, params: list[str], out: list[Any]) -> None:
+        """A class method's parameter: the positional arguments of ``[Class]::new(...)`` (a
+        constructor) or ``.Method(...)`` calls in this file."""
+        cls = _class_of(method)
+        mname = syntax.function_name(method)
+        cname = syntax.function_name(cls) if cls is not None else None
+        if mname is None or name not in params:
+            return
+        i = params.index(name)
+        ctor = mname == cname
+        for inv in self.tree.invocations:
+            target, member, args = invocation_parts(inv)
+            if syntax.within(inv, method):
+                continue
+            if (ctor and member == "new" and target == cname) or (not ctor and member == mname):
+                if i < len(args):
+                    out.append(args[i])
 
     def command(self, cmd: Any) -> Command:
         """The command with its splatted literal hashtables read as parameters."""
@@ -155,7 +202,16 @@ class Values:
         if t == "variable":
             return self._var(var_name(node) or "", node, depth)
         if t == "member_access":
-            return self._var(text(node).lstrip("$").lower(), node, depth)
+            name = text(node).lstrip("$").lower()
+            root = node
+            while root is not None and root.type == "member_access":
+                root = root.named_children[0] if root.named_children else None
+            if name.startswith("this.") and "." not in name[5:]:
+                return self._member(name[5:], node, depth)
+            if name.startswith("this.") or root is None or root.type != "variable":
+                # a member of an expression's value (`(Resolve-Path $p).Path`): not followed
+                return [Part(PartKind.UNKNOWN, text(node)[:60])]
+            return self._var(name, node, depth)
         if t == "command":
             return self._command_parts(node, depth)
         if t == "invokation_expression":
@@ -171,9 +227,37 @@ class Values:
                 return [Part(PartKind.VAR, "TEMP"), Part(PartKind.LIT, "/")]
         if t == "additive_expression":
             kids = node.named_children
-            if len(kids) == 2 and "+" in text(node):
+            op = operator(node)
+            if len(kids) == 2 and op == "??":
+                return self._coalesce(kids[0], kids[1], depth)
+            if len(kids) == 2 and op == "+":
                 return self._parts(kids[0], depth + 1) + self._parts(kids[1], depth + 1)
         return [Part(PartKind.UNKNOWN, text(node)[:60])]
+
+    def _member(self, prop: str, node: Any, depth: int) -> list[Part]:
+        """``$this.Path`` in a class: what the class assigns to it (a constructor's
+        ``$this.Path = $path``, through the ``[Class]::new(...)`` arguments) or its declared
+        default; unknown unless every one of them names the same path."""
+        cls = _class_of(node)
+        vals = self.members.get((cls.start_byte, prop), []) if cls is not None else []
+        alts = [self._parts(v, depth + 1) for v in vals]
+        if alts and all(a == alts[0] for a in alts):
+            return alts[0]
+        return [Part(PartKind.UNKNOWN, text(node)[:60])]
+
+    def _coalesce(self, left: Any, right: Any, depth: int) -> list[Part]:
+        """``$env:X ?? 'd'`` is X with the default d (like ``${X:-d}``); a variable the file
+        assigns is its value; one it never assigns is ``$null``: the default."""
+        dflt = self._parts(right, depth + 1)
+        name = var_name(left)
+        if name is not None and name.startswith("env:"):
+            (p,) = self._var(name, left, depth + 1)
+            if p.kind is PartKind.VAR:
+                return [Part(PartKind.VAR, p.value, default=PathExpr(tuple(_merge(dflt))))]
+            return [p]
+        if name is not None and not self.values(name, left):
+            return dflt
+        return [Part(PartKind.UNKNOWN, text(left)[:60])]
 
     def _var(self, name: str, at: Any, depth: int) -> list[Part]:
         if name == "psscriptroot":
@@ -273,6 +357,24 @@ class Values:
                     if p is not None:
                         return p
         return None
+
+
+def _class_of(node: Any) -> Any:
+    for a in syntax.ancestors(node):
+        if a.type == "class_statement":
+            return a
+    return None
+
+
+def operator(node: Any) -> str:
+    """The operator between a binary expression's two operands, as the file writes it
+    (``??`` and the ternary are parsed as ``+``: :mod:`.premask`)."""
+    kids = node.named_children
+    if len(kids) < 2:
+        return ""
+    raw = syntax.raw(node)
+    a, b = kids[0].end_byte - node.start_byte, kids[1].start_byte - node.start_byte
+    return raw[a:b].decode("utf-8", "replace").strip()
 
 
 def _lit(s: str) -> Part:

@@ -22,6 +22,7 @@ unknown, a branch whose end cannot be computed has an unknown status.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 
 from ...collector import paused
@@ -82,6 +83,15 @@ def _analyse(facts: FileFacts) -> None:
     src = source_bytes(text)
     offsets = Offsets(text, src)
     tree = parser("python").parse(src)
+    if tree.root_node.has_error and _MIXED_INDENT.search(src):
+        # Python 2 reads a tab as "to the next multiple of 8 columns", tree-sitter-python as
+        # 8 more: a file that mixes them (legacy cron jobs do) is re-read with each mixed
+        # indentation written as the same columns in as many bytes (form feeds reset the
+        # count), so offsets, lines and columns stay the file's
+        src2 = _MIXED_INDENT.sub(_py2_columns, src)
+        tree2 = parser("python").parse(src2)
+        if not tree2.root_node.has_error:
+            src, tree = src2, tree2
     low = lower(tree.root_node, src, offsets, build=lockish)  # else: LCK000 is all it can get
     facts.comments = low.comments
     error = None
@@ -104,6 +114,21 @@ def _analyse(facts: FileFacts) -> None:
         return  # CPython refuses it (LCK000 above): nothing runs, nothing to analyse
     an = Analyzer(facts, low.module, offsets.line_starts, is_py2)
     an.run()
+
+
+_MIXED_INDENT = re.compile(rb"(?m)^(?:[ ]+\t|\t+[ ]+\t?)[ \t]*")
+
+
+def _py2_columns(m: re.Match) -> bytes:
+    """The leading whitespace ``m`` as Python 2 counts it (a tab advances to the next multiple
+    of 8), in the same number of bytes for tree-sitter-python (form feeds, then tabs of 8
+    and spaces)."""
+    ws = m.group(0)
+    col = 0
+    for ch in ws:
+        col = (col // 8 + 1) * 8 if ch == 9 else col + 1
+    tabs, spaces = divmod(col, 8)
+    return b"\f" * (len(ws) - tabs - spaces) + b"\t" * tabs + b" " * spaces
 
 
 def _ast(text: str) -> ast.Module:

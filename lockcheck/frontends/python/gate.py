@@ -124,6 +124,7 @@ def _os_call(text: str, word: str) -> bool:
 
 
 _LOCKF = re.compile(r"\blockf\b")  # not lockfile
+_WRITE_OPEN = re.compile(r"""['"][wa]b?\+?['"]|write_text\(""")  # open(p, "w"), write_text
 # a command asking whether a PID lives: "ps -p %d", "kill -0 {pid}", ["ps", "-p", pid]
 LISTING_CMD = re.compile(r"\s*(?:\S*/)?(?:pgrep|pidof)\b")
 PS_CMD = re.compile(r"(?:^|[\s/])(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)")
@@ -145,6 +146,12 @@ def may_hold_lock(text: str) -> bool:
             return True
     if _os_call(text, "remove") or _os_call(text, "kill"):
         return True
+    if _os_call(text, "getpgid") or _os_call(text, "getsid"):
+        return True  # os.getpgid(pid) raising for a dead PID: a liveness test (LCK105)
+    if ("exists(" in text or "isfile(" in text) and _WRITE_OPEN.search(text):
+        low = text.lower()
+        if "pid" in low or "lock" in low:
+            return True  # a pid or lock file tested, then written (LCK103)
     if "/proc" in text and _PROC_PID.search(text):
         return True  # a liveness test of a PID (LCK105)
     if ("ps" in text or "kill" in text) and _PS_CMD_TEXT.search(text):

@@ -348,9 +348,34 @@ class Handlers:
         node = self._acq_nodes.get(id(acq))
         func = self.func_of(node) if node is not None else None
         cls = self.class_of(func) if isinstance(func, cst.FunctionDef) else None
+        if cls is None and isinstance(func, cst.FunctionDef):
+            if self.entry.get(func.name.value) is not None or any(
+                self.func_of(c) is func for c, _r in rms
+            ):
+                return False
+            sites = [c for c, _m in self.call_sites(func) if not self.within(c, func)]
+            if not sites:
+                # `def acquire_job_lock(...): ... return LockHandle(lock_dir)` that nothing in
+                # this file calls: the handle goes to a caller elsewhere, which releases
+                return any(
+                    r.value is not None and self.off(r) > self.off(node)
+                    for r in self.descendants(func.body, cst.Return)
+                    if self.func_of(r) is func
+                )
+            # a module helper that only a lock class's methods call: judged as those methods
+            owners = {id(self.class_of(c)): self.class_of(c) for c in sites}
+            if len(owners) != 1 or None in owners.values():
+                return False
+            cls = next(iter(owners.values()))
+            return self._only_within(cls, [self.func_of(c) for c in sites])
         if cls is None or any(self.func_of(c) is func for c, _r in rms):
             return False
-        seen, todo = set(), [func]
+        return self._only_within(cls, [func])
+
+    def _only_within(self, cls: Any, funcs: list[Any]) -> bool:
+        """Nothing outside ``cls`` in this file reaches ``funcs`` (methods of ``cls``)."""
+        cst = self.cst
+        seen, todo = set(), list(funcs)
         while todo:
             f = todo.pop()
             if id(f) in seen or len(seen) > 20:

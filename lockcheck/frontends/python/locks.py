@@ -259,12 +259,23 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 continue
             t, h = self.catching_handler(c, FILE_EXISTS_ERRORS)
             if h is None:
+                t, h = self._caller_handler(c)  # `def _lock(): os.open(...)`, `try: _lock()`
+            if h is None:
                 continue
             stmts = list(h.body.body)
+            flag_ret = None
             if not self.decides(stmts) and not (self._sleeps(stmts) and self._retried(t)):
-                continue  # `while True: try: ... except FileExistsError: sleep(1)` retries
+                # `while True: try: ...; break / except FileExistsError: pass`, then a sleep:
+                # each clash tries again; `ok = False` ... `ok = True` after the create, the
+                # handler falls through to `return ok`: the caller decides on the flag
+                flag_ret = self._success_flag_returned(t, h, c)
+                if flag_ret is None and not self._retried_after(t):
+                    continue
             path = self.path(pnode)
             end = self.find_end(stmts)
+            if flag_ret is not None:
+                stmts = [self.stmt_of(flag_ret)]
+                end = self.find_end(stmts)
             if end is not None and self._tolerates_eexist(h, end):
                 # `if e.errno != EEXIST: raise`, then what the clash does: a timeout raise or
                 # an exit, or the retry of an enclosing loop; nothing after: the name is
@@ -298,10 +309,12 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 and not any(True for _r in self.descendants(h.body, cst.Return))
             )
             if "FileExistsError" not in self.handler_names(h) and not eexist:
-                # a generic OSError handler is error handling unless the name, an exit or
-                # the with-scope says lock
+                # a generic OSError handler is error handling unless the name (of the path,
+                # or of the function and class that create it: `LockFile.trylock`), an exit
+                # or the with-scope says lock
                 if (
                     not lockish_name(path)
+                    and not self._in_lock_code(c)
                     and not (end is not None and end.kind == "exit")
                     and not scoped
                     and not lock_error
@@ -327,7 +340,12 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 )
                 if isinstance(loop, cst.For):
                     continue
-            busy = self.busy_branch(stmts, h, t)
+            if flag_ret is not None:
+                busy = self._propagate(self.func_of(flag_ret), flag_ret, 0, forced=(False,))
+                if busy is None:
+                    busy = BusyBranch(self.span(flag_ret), False, None)
+            else:
+                busy = self.busy_branch(stmts, h, t)
             acq = Acquire(LockKind.EXISTENCE, mech, path, self.span(c), busy=busy)
             acq.function = self._fname(c)
             self.handled_creates.add(id(c))
@@ -445,6 +463,120 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if isinstance(a, cst.While):
                 return True
         return False
+
+    def _in_lock_code(self, node: Any) -> bool:
+        """The function (or its class) that runs ``node`` is named like a lock: ``trylock``,
+        ``acquire_lock``, ``class PidLock``."""
+        func = self.func_of(node)
+        if func is None:
+            return False
+        cls = self.class_of(func)
+        return lockish_text(func.name.value) or (cls is not None and lockish_text(cls.name.value))
+
+    def _caller_handler(self, create: Any) -> tuple[Any, Any]:
+        """The handler of a caller in this file that catches ``create``'s clash when the
+        function that creates has none: ``try: self._lock() / except OSError: ...``."""
+        func = self.func_of(create)
+        if func is None:
+            return None, None
+        for call, _m in self.call_sites(func):
+            if self.within(call, func):
+                continue
+            t, h = self.catching_handler(call, FILE_EXISTS_ERRORS)
+            if h is not None:
+                return t, h
+        return None, None
+
+    def _waits_in_loop(self, node: Any) -> bool:
+        """``node`` is in a ``while`` loop of its function that sleeps outside it: while the
+        name exists the run waits and tests again (``while ...: if not exists(M): ...;
+        time.sleep(5)``)."""
+        cst = self.cst
+        for a in self.ancestors(node):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(a, cst.While):
+                return any(
+                    self.call_q(c) in ("time.sleep", "asyncio.sleep") and not self.within(c, node)
+                    for c in self.descendants(a.body, cst.Call)
+                )
+        return False
+
+    def _retried_after(self, tr: Any) -> bool:
+        """The try is in a ``while`` loop of its function whose body waits (a sleep outside
+        the try) and whose try body leaves the loop on success (``break``/``return``)."""
+        cst = self.cst
+        loop = None
+        for a in self.ancestors(tr):
+            if isinstance(a, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(a, cst.While):
+                loop = a
+                break
+        if loop is None:
+            return False
+        leaves = any(True for _ in self.descendants(tr.body, (cst.Break, cst.Return)))
+        waits = any(
+            self.call_q(c) in ("time.sleep", "asyncio.sleep") and not self.within(c, tr)
+            for c in self.descendants(loop.body, cst.Call)
+        )
+        return leaves and waits
+
+    def _success_flag_returned(self, tr: Any, handler: Any, create: Any) -> Any:
+        """``ok = False``; ``try: create; ...; ok = True`` / ``except FileExistsError:`` that
+        leaves ``ok`` alone; later ``return ok``: that Return (the clash returns False), or
+        None."""
+        cst = self.cst
+        func = self.func_of(tr)
+        if func is None:
+            return None
+        flags = set()
+        for a in self.descendants(tr.body, cst.Assign):
+            if (
+                self.const(a.value) is True
+                and len(a.targets) == 1
+                and isinstance(a.targets[0].target, cst.Name)
+                and self.off(a) > self.off(create)
+                and not any(isinstance(x, cst.ExceptHandler) for x in self.ancestors(a))
+            ):
+                flags.add(a.targets[0].target.value)
+        if not flags:
+            return self._falls_to_false_return(tr, create)
+        for a in self.descendants(handler, cst.Assign):
+            for t in a.targets:
+                if isinstance(t.target, cst.Name) and t.target.value in flags:
+                    return None
+        for r in self.descendants(func.body, cst.Return):
+            if (
+                isinstance(r.value, cst.Name)
+                and r.value.value in flags
+                and self.off(r) > self.off(tr)
+                and self.func_of(r) is func
+            ):
+                return r
+        return None
+
+    def _falls_to_false_return(self, tr: Any, create: Any) -> Any:
+        """``try: link(tmp, L); return True / except OSError: pass``, then (after clean-up
+        statements) ``return False``: that Return, the clash's result, or None."""
+        cst = self.cst
+        if not any(
+            self.const(r.value) is True and self.off(r) > self.off(create)
+            for r in self.descendants(tr.body, cst.Return)
+        ):
+            return None
+        sibs, i = self.block_siblings(tr)
+        for st in sibs[i + 1 : i + 6]:
+            if isinstance(st, cst.Try) and not any(
+                True for _ in self.descendants(st, (cst.Return, cst.Raise))
+            ):
+                continue  # `try: os.unlink(tmp) / except OSError: pass`: clean-up
+            if not isinstance(st, cst.SimpleStatementLine):
+                return None
+            for sm in st.body:
+                if isinstance(sm, cst.Return):
+                    return sm if self.const(sm.value) in (False, None, 0) else None
+        return None
 
     _PID_WORD = re.compile(r"\bpid\b|getpid|_pid\b", re.I)
 
@@ -595,9 +727,25 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 tgt = self.removal_target(c)
                 if tgt is not None and tgt[0] is not None and self.key(tgt[0]) == key:
                     removed = True
-                elif self.call_q(c) in ("os.kill", "os.killpg"):
+                elif self.call_q(c) in ("os.kill", "os.killpg") or self._helper_judges(c):
                     return False
         return removed
+
+    def _helper_judges(self, call: Any) -> bool:
+        """``call`` runs a function of this file that tests a PID or raises: the handler's
+        removal that follows happens only when it lets the run go on (a takeover)."""
+        q = self.call_q(call)
+        if not q.startswith(("local.", "self.")):
+            return False
+        cst = self.cst
+        for fn in self.funcs.get(q.rsplit(".", 1)[-1], ()):
+            for n in self.descendants(fn.body, (cst.Raise, cst.Call)):
+                if isinstance(n, cst.Raise) or self.call_q(n) in (
+                    "os.kill",
+                    "psutil.pid_exists",
+                ):
+                    return True
+        return False
 
     def _renamed_each_pass(self, pnode: Any, end: _Entry) -> bool:
         """``while True: name = ...; try: create(name) except ...: continue``: the name is
@@ -1026,6 +1174,9 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             ):
                 continue  # `if exists(P): remove(P)`, then create: an overwrite, not a guard
             if positive:
+                alive = self._alive_branch(busy_stmts)
+                if alive is not None:
+                    busy_stmts = alive  # `if isfile(P): ... os.kill(pid, 0) ... else: exit`
                 end = self.find_end(busy_stmts)
                 kill = self._kills_holder(busy_stmts, path) if end is None else None
                 if end is None and kill is None:
@@ -1050,7 +1201,11 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
                 busy = self._if_branch(ifn, False, 0)
-                if not busy.ends_run and not any(self.within(c, ifn) for c in released):
+                if (
+                    not busy.ends_run
+                    and not any(self.within(c, ifn) for c in released)
+                    and not self._waits_in_loop(ifn)
+                ):
                     # `if not exists(F): create(F)` and the run goes on either way, the name
                     # kept: making what is missing, nothing is excluded
                     continue
@@ -1071,6 +1226,48 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 self._unreleased_pidfiles.append(acq)  # a lock if its PID is tested
                 continue
             self.facts.acquires.append(acq)
+
+    _ALIVE_CALLS = ("psutil.pid_exists", "os.kill")
+
+    def _alive_branch(self, stmts: list[Any]) -> list[Any] | None:
+        """The statements run when a liveness test among ``stmts`` finds the holder alive
+        (``try: os.kill(pid, 0) / except OSError: ... / else: <alive>``, ``if
+        psutil.pid_exists(pid): <alive>``), when they leave; else None."""
+        cst = self.cst
+
+        def probe(node: Any) -> Any:
+            for c in self.descendants(node, cst.Call):
+                q = self.call_q(c)
+                if q in ("psutil.pid_exists", "os.getpgid", "os.getsid") or (
+                    q == "os.kill" and self.const(self.arg(c, 1, "sig")) in (0, "0")
+                ):
+                    return c
+            return None
+
+        def tests(node: Any) -> bool:
+            return probe(node) is not None
+
+        for st in stmts:
+            alive = None
+            if isinstance(st, cst.Try) and st.orelse is not None and tests(st.body):
+                alive = list(st.orelse.body.body)
+            elif isinstance(st, cst.Try) and tests(st.body):
+                # `try: os.getpgid(pid); log("running"); sys.exit(0) / except OSError: pass`
+                body = list(st.body.body)
+                c = probe(st.body)
+                k = next((i for i, b in enumerate(body) if self.within(c, b)), None)
+                alive = body[k + 1 :] if k is not None else None
+            elif isinstance(st, cst.If) and tests(st.test):
+                neg = isinstance(st.test, cst.UnaryOperation) and isinstance(
+                    st.test.operator, cst.Not
+                )
+                if not neg:
+                    alive = list(st.body.body)
+                elif st.orelse is not None and isinstance(st.orelse, cst.Else):
+                    alive = list(st.orelse.body.body)
+            if alive and self.find_end(alive) is not None:
+                return alive
+        return None
 
     def _kills_holder(self, stmts: list[Any], path: PathExpr) -> Any:
         """The ``os.kill``/``os.killpg`` in ``stmts`` that signals (not with 0) the PID read

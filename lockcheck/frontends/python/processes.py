@@ -12,6 +12,7 @@ from ...model import (
     Kill,
     LivenessCheck,
     LockKind,
+    PartKind,
     PathExpr,
     Removal,
 )
@@ -102,9 +103,10 @@ class Processes:
                 from_file, pid_file = self.pid_source(self.arg(c, 0, "args"))
                 if from_file:
                     self._liveness(c, pid_file)
-            elif q == "psutil.pid_exists":
+            elif q in ("psutil.pid_exists", "os.getpgid", "os.getsid"):
+                # os.getpgid(pid) / os.getsid(pid) raise ProcessLookupError for a dead PID
                 from_file, pid_file = self.pid_source(self.arg(c, 0))
-                if from_file:
+                if from_file and (q == "psutil.pid_exists" or self.enclosing_try(c) is not None):
                     self._liveness(c, pid_file)
             elif q == "psutil.Process":
                 from_file, pid_file = self.pid_source(self.arg(c, 0, "pid"))
@@ -218,8 +220,7 @@ class Processes:
                 region = body + other
                 dead = body if negate else other
                 if not negate and self.find_end(body) is not None:
-                    sibs, i = self.block_siblings(a)
-                    dead = dead + self._until_takeover(sibs[i + 1 :], pid_file)
+                    dead = dead + self._after_leaving_test(a, pid_file)
                 break
             if isinstance(a, (cst.BaseStatement)):
                 break
@@ -237,9 +238,16 @@ class Processes:
                 els = list(t.orelse.body.body) if t.orelse is not None else []
                 region = handlers + els + list(t.body.body)
                 dead = handlers
+                # `try: os.kill(pid, 0) / except OSError: pass / else: exit()`: the holder
+                # judged dead falls through to what follows the try
+                if self.find_end(els) is not None and not any(
+                    self.find_end(list(h.body.body)) is not None for h in t.handlers
+                ):
+                    dead = dead + self._after_leaving_test(t, pid_file)
         # the statements that run on one outcome only (not a try body the check is part of)
         region_branches = region if not isinstance(owner, cst.Try) else dead + els
         consequential = False
+        decision = None
         if owner is not None:
             end = self.find_end(region)
             func = self.func_of(call)
@@ -256,12 +264,46 @@ class Processes:
             ):
                 consequential = True  # it leaves, creates, removes, or kills the holder
             elif helper:
+                self._decision = None
                 consequential = self._helper_consequential(func)
+                decision = self._decision
             for st in dead:
                 self.dead_regions.append((st, pid_file))
+            if isinstance(owner, cst.Try) and isinstance(func, cst.FunctionDef):
+                self._dead_after_raising_helper(owner, func, pid_file)
         else:
+            self._decision = None
             consequential = self._returned_to_decider(call)
-        self.facts.liveness.append(LivenessCheck(self.span(call), pid_file, consequential))
+            decision = self._decision
+        # one finding per function and pid file: `pid_exists(pid)` then `Process(pid)` in one
+        # helper, or its POSIX and Windows branches, are one judgement of the holder
+        func = self.func_of(call)
+        seen = self.__dict__.setdefault("_live_by_func", {})
+        # helpers tested in one `if`/`elif` chain of their caller are one judgement too
+        k = (id(decision or func), self.key(pid_file) if pid_file is not None else None)
+        if func is not None and k in seen:
+            seen[k].consequential = seen[k].consequential or consequential
+            return
+        chk = LivenessCheck(self.span(call), pid_file, consequential)
+        if func is not None:
+            seen[k] = chk
+        self.facts.liveness.append(chk)
+
+    def _dead_after_raising_helper(self, t: Any, func: Any, pid_file: PathExpr | None) -> None:
+        """``def check(): try: os.kill(pid, 0); raise Locked() / except OSError: ...`` called
+        as a statement: the holder judged dead returns, and what the caller does next (up to
+        the takeover) runs on a dead holder."""
+        end = self.find_end(list(t.body.body))
+        if end is None or end.kind not in ("raise", "exit"):
+            return
+        if self.class_of(func) is None and self.entry.get(func.name.value) is not None:
+            return
+        for c, _m in self.call_sites(func):
+            if self.within(c, func) or not isinstance(self.up(c), self.cst.Expr):
+                continue
+            sibs, i = self.block_siblings(self.stmt_of(c))
+            for st in self._until_takeover(sibs[i + 1 :], pid_file):
+                self.dead_regions.append((st, pid_file))
 
     def _if_region(self, ifn: Any) -> list[Any]:
         """The statements of an ``if``'s body and its ``else``/``elif``."""
@@ -283,16 +325,29 @@ class Processes:
         tgt = par.targets[0].target
         if not isinstance(tgt, cst.Name):
             return None
-        sibs, i = self.block_siblings(self.stmt_of(par))
-        for st in sibs[i + 1 : i + 4]:
-            if isinstance(st, cst.If):
-                if any(n.value == tgt.value for n in self.descendants(st.test, cst.Name)):
-                    return st
-            elif any(
-                isinstance(t.target, cst.Name) and t.target.value == tgt.value
-                for t in self.descendants(st, cst.AssignTarget)
-            ):
+        stmt = self.stmt_of(par)
+        for _ in range(2):
+            sibs, i = self.block_siblings(stmt)
+            for st in sibs[i + 1 : i + 4]:
+                if isinstance(st, cst.If):
+                    if any(n.value == tgt.value for n in self.descendants(st.test, cst.Name)):
+                        return st
+                elif any(
+                    isinstance(t.target, cst.Name) and t.target.value == tgt.value
+                    for t in self.descendants(st, cst.AssignTarget)
+                ):
+                    return None
+            if i + 1 < len(sibs):
                 return None
+            # `if same_host: alive = check(pid) / else: alive = True`, then `if alive:`
+            owner = self.up(self.up(stmt))
+            if isinstance(owner, cst.Else):
+                owner = self.up(owner)
+            if not isinstance(owner, cst.If):
+                return None
+            while isinstance(self.up(owner), cst.If) and self.up(owner).orelse is owner:
+                owner = self.up(owner)
+            stmt = owner
         return None
 
     def _returned_to_decider(self, call: Any) -> bool:
@@ -325,6 +380,39 @@ class Processes:
                     return out
         return out
 
+    def _after_leaving_test(self, owner: Any, pid_file: PathExpr | None) -> list[Any]:
+        """What runs after a liveness test whose 'alive' branch leaves: the statements after
+        ``owner`` up to the takeover.  When nothing follows ``owner`` in the body of an ``if``
+        (``if isfile(P): ...test...``), the statements after that ``if`` up to the takeover,
+        if one follows there (else the rest is the run's own work, not a judgement)."""
+        cst = self.cst
+        sibs, i = self.block_siblings(owner)
+        out = self._until_takeover(sibs[i + 1 :], pid_file)
+        n = owner
+        for _ in range(3):
+            sibs, i = self.block_siblings(n)
+            if pid_file is None or any(not self._is_trivial(st) for st in sibs[i + 1 :]):
+                return out
+            par = self.up(self.up(n))
+            if not isinstance(par, cst.If) or self.up(n) is not par.body:
+                return out
+            n = par
+            sibs, i = self.block_siblings(n)
+            rest = sibs[i + 1 :]
+            upto = self._until_takeover(rest, pid_file)
+            if upto and (len(upto) < len(rest) or self._takes_over(upto[-1], pid_file)):
+                return out + upto
+        return out
+
+    def _takes_over(self, st: Any, pid_file: PathExpr) -> bool:
+        """``st`` writes ``pid_file`` again."""
+        for c in self.descendants(st, self.cst.Call):
+            cr = self.creation(c)
+            p = self.path(cr[1]) if cr is not None else None
+            if p is not None and p.key() == pid_file.key():
+                return True
+        return False
+
     def _helper_consequential(self, func: Any) -> bool:
         cst = self.cst
         for call, _m in self.call_sites(func):
@@ -334,9 +422,18 @@ class Processes:
                 if self.decides(stmts) or self._creates_or_removes(stmts):
                     for st in stmts:
                         self.dead_regions.append((st, None))
+                    if self.find_end(list(later.body.body)) is not None:
+                        # `if alive: raise Busy(...)`, then `if not alive: remove(P)`
+                        sibs, i = self.block_siblings(later)
+                        for st in sibs[i + 1 : i + 4]:
+                            self.dead_regions.append((st, None))
                     return True
             for a in self.ancestors(call):
                 if isinstance(a, cst.If) and self.within(call, a.test):
+                    top = a
+                    while isinstance(self.up(top), cst.If) and self.up(top).orelse is top:
+                        top = self.up(top)
+                    self._decision = top
                     stmts = list(a.body.body)
                     if a.orelse is not None:
                         ob = a.orelse.body
@@ -344,6 +441,11 @@ class Processes:
                     if self.decides(stmts) or self._creates_or_removes(stmts):
                         for st in stmts:
                             self.dead_regions.append((st, None))
+                        if self.find_end(list(a.body.body)) is not None:
+                            # `if alive(pid): sys.exit(75)`, then the takeover
+                            sibs, i = self.block_siblings(a)
+                            for st in sibs[i + 1 : i + 4]:
+                                self.dead_regions.append((st, None))
                         return True
                 if isinstance(a, cst.BaseStatement) and not isinstance(a, cst.If):
                     break
@@ -388,6 +490,9 @@ class Processes:
                         break
                     if isinstance(a, cst.FunctionDef):
                         break
+                if r.stale_guard is None and self._after_young_exit(c):
+                    r.stale_guard = "age"
+        self._contents_not_breakers()
         self._stale_helper_removals()
         self._stale_truncations()
         # overwrite of the pid file where the holder was judged dead
@@ -408,6 +513,37 @@ class Processes:
                                 overwrite=True,
                             )
                         )
+                    break
+
+    def _contents_not_breakers(self) -> None:
+        """A stale lock directory emptied before its ``rmdir``: the files removed inside it
+        (``(d / "status.json").unlink()``, each of ``d.glob("*")``) are the breaker's
+        housekeeping; the breaker is the removal of the directory itself."""
+
+        def sig(path: PathExpr) -> str:
+            # the parts as resolved (an unknown root stays one token), not as spelled
+            return "".join(
+                p.value if p.kind is PartKind.LIT else f"\0{p.kind.value}:{p.value}\0"
+                for p in path.parts
+            )
+
+        marked = [(c, r) for c, r in self.removal_calls if r.stale_guard and r.path is not None]
+        dirs = {
+            self.key(a.path)
+            for a in self.facts.acquires
+            if a.kind is LockKind.EXISTENCE and a.path is not None
+        }
+        for c, r in marked:
+            k, ks = self.key(r.path), sig(r.path)
+            for oc, other in marked:
+                ok, os_ = self.key(other.path), sig(other.path)
+                if (
+                    other is not r
+                    and ok in dirs
+                    and (k.startswith((ok + "/", ok + ".")) or ks.startswith(os_ + "/"))
+                    and self.func_of(oc) is self.func_of(c)
+                ):
+                    r.stale_guard = None
                     break
 
     def _truncated_path(self, call: Any) -> PathExpr | None:
@@ -470,6 +606,25 @@ class Processes:
             return True
         key = self.key(path)
         return any(a.path is not None and self.key(a.path) == key for a in self.facts.acquires)
+
+    def _after_young_exit(self, call: Any) -> bool:
+        """``if time.time() - st.st_mtime < MAX_AGE: return False``, then the removal: what
+        follows that test runs only for an old lock."""
+        cst = self.cst
+        st = self.stmt_of(call)
+        for _ in range(4):
+            if st is None or isinstance(st, cst.FunctionDef):
+                return False
+            sibs, i = self.block_siblings(st)
+            for prev in sibs[max(0, i - 3) : i]:
+                if (
+                    isinstance(prev, cst.If)
+                    and self._age_test(prev.test)
+                    and self.find_end(list(prev.body.body)) is not None
+                ):
+                    return True
+            st = next((a for a in self.ancestors(st) if isinstance(a, cst.BaseStatement)), None)
+        return False
 
     def _age_test(self, test: Any) -> bool:
         """An ordering comparison involving a modification/change time (or a value computed

@@ -259,6 +259,13 @@ class Values:
         (each judged on its own, see :meth:`_expand`)."""
         if node is None:
             return None
+        cst = self.cst
+        while (
+            isinstance(node, cst.Call)
+            and len(node.args) == 1
+            and self.call_q(node) in ("str", "os.fspath", "bytes")
+        ):
+            node = node.args[0].value  # `str(self._path)` names what `self._path` names
         text = self.code(node)
         self._multi = {}
         self._choice = {}
@@ -948,7 +955,7 @@ class Values:
         if depth == 0:
             self._pid_work = 0
         self._pid_work = getattr(self, "_pid_work", 0) + 1
-        if node is None or depth > 6 or self._pid_work > WORK_BUDGET:
+        if node is None or depth > 10 or self._pid_work > WORK_BUDGET:
             return False, None
         if isinstance(node, cst.Name):
             v = self.lookup(node)
@@ -986,10 +993,12 @@ class Values:
                 return True, None
             if q in ("json.load", "pickle.load"):
                 return True, None
+            if q == "os.readlink":  # a symlink lock keeps its holder's PID as the target
+                return True, self.path(self.arg(c, 0, "path"))
             if q == "os.read":  # `old_pid = os.read(fd, 20)`
                 op = self.trace_open(self.arg(c, 0))
                 return True, self._open_path(op) if op is not None else None
-            if q.startswith(("local.", "self.")) and depth < 4:  # `pid = get_pid(pid_path)`
+            if q.startswith(("local.", "self.")) and depth < 8:  # `pid = get_pid(pid_path)`
                 for fn in self.funcs.get(q.rsplit(".", 1)[-1], ()):
                     for ret in self.descendants(fn, cst.Return):
                         if ret.value is not None and self.func_of(ret) is fn:
@@ -997,17 +1006,11 @@ class Values:
                             if r[0]:
                                 return r
         for n in self.descendants(node, cst.Name):
-            if n is not node and n.value != "int" and depth < 6:
-                v = self.lookup(n)
-                if isinstance(v, tuple) and v[0] == "param":
-                    # `"/proc/%s" % pid` in a helper whose callers pass the pid read
-                    r = self.pid_source(n, depth + 1)
-                elif v is not None and not isinstance(v, tuple):
-                    r = self.pid_source(v, depth + 1)
-                elif v is None:
-                    r = self._unpacked_pid(n, depth + 1)  # `int(pid)`, pid unpacked
-                else:
-                    continue
+            if n is not node and n.value != "int" and depth < 10:
+                # `"/proc/%s" % pid` in a helper whose callers pass the pid read; `int(pid)`
+                # with pid unpacked; `status.get("pid")` with status bound in a try and
+                # again in its handler: every binding before, as for a bare name
+                r = self.pid_source(n, depth + 1)
                 if r[0]:
                     return r
         return False, None
@@ -1026,7 +1029,7 @@ class Values:
             return False, None
         _stmt, value, i = before[-1]
         q = self.call_q(value) if isinstance(value, cst.Call) else ""
-        if q.startswith(("local.", "self.")) and depth < 4:
+        if q.startswith(("local.", "self.")) and depth < 8:
             for fn in self.funcs.get(q.rsplit(".", 1)[-1], ()):
                 for ret in self.descendants(fn, cst.Return):
                     tup = ret.value

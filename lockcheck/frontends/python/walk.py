@@ -545,10 +545,16 @@ class Walk:
                 return prop
         return BusyBranch(self.span(node), False, None, durable=durable)
 
-    def _propagate(self, func: Any, ret: Any, depth: int) -> BusyBranch | None:
-        """A helper returned a value on its busy path: follow it to the caller's test."""
+    def _propagate(
+        self, func: Any, ret: Any, depth: int, forced: tuple[Any] | None = None
+    ) -> BusyBranch | None:
+        """A helper returned a value on its busy path: follow it to the caller's test.
+        ``forced``: the value the return has on that path (a flag left at its start value)."""
         cst = self.cst
-        val = self.const(ret.value) if ret.value is not None else None
+        if forced is not None:
+            val = forced[0]
+        else:
+            val = self.const(ret.value) if ret.value is not None else None
         if val is _NOVALUE:
             return None
         truthy = bool(val)
@@ -612,15 +618,18 @@ class Walk:
         if depth >= 2 or not isinstance(func, cst.FunctionDef):
             return None
         name = exc.rsplit(".", 1)[-1]
-        if name in ("SystemExit", "KeyboardInterrupt") or name not in self.classes:
-            return None  # only the script's own exception classes are followed
+        if name in ("SystemExit", "KeyboardInterrupt"):
+            return None
+        # the script's own exception classes are followed into any handler that takes them;
+        # a built-in one (`raise RuntimeError("busy")`) only into a handler that names it
+        wide = {name, "Exception", "BaseException"} if name in self.classes else {name}
         for call, _m in self.call_sites(func):
             if self.within(call, func):
                 continue
             t = self.enclosing_try(call)
             while t is not None:
                 for h in t.handlers:
-                    if self.handler_names(h) & {name, "Exception", "BaseException"}:
+                    if self.handler_names(h) & wide:
                         return self.busy_branch(list(h.body.body), h, t, depth + 1)
                 t = self.enclosing_try(t)
         return None

@@ -13,7 +13,7 @@ from .files import Files
 from .finish import Finish
 from .locks import Locks
 from .processes import Processes
-from .read import Reading, _parser, tree_sitter_source
+from .read import Reading, parse_bash, tree_sitter_source
 from .traps import Traps
 from .values import Values
 from .walk import Walk
@@ -125,7 +125,7 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
 
     # ------------------------------------------------------------------ entry
     def run(self) -> FileFacts:
-        tree = _parser().parse(self.src)
+        self.src, tree = parse_bash(self.src)
         root = tree.root_node
         self.root = root
         self._prescan(root)

@@ -181,15 +181,16 @@ class Branches:
 
     def _nested_exit(self, node, acq_node, depth: int) -> BusyBranch | None:
         _conds, body, other = self._if_parts(node)
-        branches = [[(c, False) for c in body]]
+        # $? is 0 where the then-body starts (its condition held); unknown in the else
+        branches = [([(c, False) for c in body], 0)]
         if other is not None and other.type == "else_clause":
-            branches.append(self.statements(other))
-        for stmts in branches:
+            branches.append((self.statements(other), None))
+        for stmts, start in branches:
             if not stmts or re.search(r"\b(sleep|continue)\b", " ".join(_txt(n) for n, _ in stmts)):
                 continue
             last = stmts[-1][0]
             if last.type == "command" and self.cmd_name(last) == "exit":
-                busy = self._branch_outcome(Branch(stmts, None), None, acq_node, depth + 1)
+                busy = self._branch_outcome(Branch(stmts, start), start, acq_node, depth + 1)
                 if busy is not None and busy.ends_run:
                     return busy
         return None

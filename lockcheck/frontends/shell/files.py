@@ -59,6 +59,12 @@ class Files:
         if self.in_trap:
             # a trap runs on every exit: only a test inside the trap makes it conditional
             conditional = pos.tested or self.cond_depth > self.trap_depth
+        elif conditional and not pos.tested and not self.frames and self.offmap is None:
+            # `if [ -f L ]; then rm L; fi`, `[ -e L ] && rm -f L`: a test of the name's
+            # existence only, so the removal runs whenever there is something to remove
+            guards = self._existence_guards(cmd, key)
+            if guards and guards == self.cond_depth:
+                conditional = False
         drop = self.drop_fix(cmd, operand, nops)
         rm = Removal(
             path,
@@ -91,6 +97,50 @@ class Files:
                 for b in self.pending_bg:
                     (self.facts.backgrounds if b.lock in released else keep).append(b)
                 self.pending_bg = keep
+
+    def _existence_guards(self, cmd, key: str) -> int:
+        """How many enclosing conditions of ``cmd`` there are when every one is a plain test
+        that ``key`` exists (`if [ -f L ]; then`, `[ -e L ] &&`); 0 when any other condition
+        or loop encloses it."""
+        guards = 0
+        n = cmd
+        while n.parent is not None:
+            p = n.parent
+            t = p.type
+            if t == "if_statement":
+                conds, body, _other = self._if_parts(p)
+                if not any(b.start_byte <= n.start_byte and n.end_byte <= b.end_byte for b in body):
+                    return 0  # in the else part, or the condition itself
+                if len(conds) != 1 or not self._tests_existence_of(conds[0], key):
+                    return 0
+                guards += 1
+            elif t == "list":
+                kids = [c for c in p.children if c.is_named]
+                ops = [c.type for c in p.children if not c.is_named]
+                if len(kids) != 2 or ops != ["&&"] or n.start_byte != kids[1].start_byte:
+                    return 0
+                if not self._tests_existence_of(kids[0], key):
+                    return 0
+                guards += 1
+            elif t in (
+                "while_statement", "until_statement", "for_statement", "c_style_for_statement",
+                "case_statement", "else_clause", "elif_clause", "function_definition",
+                "subshell", "pipeline", "negated_command",
+            ):  # fmt: skip
+                return 0
+            n = p
+        return guards
+
+    def _tests_existence_of(self, node, key: str) -> bool:
+        if node.type != "test_command":
+            return False
+        ops = self.test_text_ops(node)
+        return (
+            len(ops) == 1
+            and ops[0][0] in ("-e", "-f", "-d", "-s", "-L", "-h")
+            and not ops[0][2]
+            and self.resolve(ops[0][1]).key() == key
+        )
 
     def drop_fix(self, cmd, operand, nops: int) -> FixTemplate | None:
         if nops > 1 and operand is not None:
@@ -310,24 +360,46 @@ class Files:
         """(operator, operand node, negated) of unary file tests in a test command; negated
         when an odd number of `!` wrap the test (`[ ! -e F ]`, `[[ ! -f F ]]`)."""
         out = []
-        stack = [(node, False)]
+        # (node, negation, the negation outside the `!`s that lead to it)
+        stack = [(node, False, False)]
         while stack:
-            n, neg = stack.pop()
+            n, neg, base = stack.pop()
             if n.type == "unary_expression":
                 op = n.child_by_field_name("operator")
                 kids = [c for c in n.named_children if c.type != "test_operator"]
                 if op is None and n.children and n.children[0].type == "!":
-                    stack.extend((k, not neg) for k in kids)
+                    stack.extend((k, not neg, base) for k in kids)
                 elif op is not None and _txt(op) == "!":
-                    stack.extend((k, not neg) for k in kids)
+                    stack.extend((k, not neg, base) for k in kids)
                 elif op is not None and kids:
-                    out.append((_txt(op), kids[-1], neg))
+                    arg = kids[-1]
+                    logical = self._logical_parts(arg)
+                    if logical is not None:
+                        # tree-sitter-bash reads `! -z X -a -d Y` as `!(-z (X -a -d Y))`;
+                        # test(1) binds `!` and `-z` tighter: `(! -z X) -a (-d Y)`
+                        left, right = logical
+                        out.append((_txt(op), left, neg))
+                        stack.append((right, base, base))
+                    else:
+                        out.append((_txt(op), arg, neg))
                 continue
             if n.type == "parenthesized_expression":
-                stack.extend((k, neg) for k in n.named_children)
+                stack.extend((k, neg, neg) for k in n.named_children)
                 continue
-            stack.extend((k, neg) for k in n.named_children)
+            stack.extend((k, neg, neg) for k in n.named_children)
         return out
+
+    @staticmethod
+    def _logical_parts(node):
+        """(left, right) of a binary test joined by `-a`/`-o`/`&&`/`||`, else None."""
+        if node.type != "binary_expression":
+            return None
+        kids = node.children
+        ops = [c for c in kids if _txt(c) in ("-a", "-o", "&&", "||")]
+        named = [c for c in node.named_children if c.type != "test_operator"]
+        if not ops or len(named) < 2:
+            return None
+        return named[0], named[-1]
 
     def test_cmd(self, node, pos: Pos) -> None:
         ops = self.test_text_ops(node)
@@ -358,6 +430,11 @@ class Files:
         # liveness: [ -d /proc/$pid ]
         m = re.search(r"/proc/\$\{?(\w+)\}?", txt)
         if m and re.search(r"-[de]\b", txt) and "/fd/" not in txt:
+            # the `!` of the /proc test itself: `[ ! -z "$pid" -a -d /proc/$pid ]` negates
+            # only the -z
+            own = [neg for o, _p, a, neg in found if o in ("-d", "-e") and "/proc/" in _txt(a)]
+            if own:
+                negated = own[0]
             self.liveness(node, m.group(1), pos, test_true_alive=not negated)
         elif "/proc/$(" in txt or "/proc/`" in txt:
             for op, _path, a, _neg in found:

@@ -180,10 +180,10 @@ class Finish:
                 for i, a in enumerate(acqs):
                     if a.path is None or a.path.key() != key:
                         continue
-                    if not ev.exit_trap or a.path.has_unique:
-                        # a signal-only trap runs only when a signal arrives: the losing run's
-                        # own exit does not run it
+                    if a.path.has_unique:
                         continue
+                    # a signal-only trap installed before the test runs too when the losing
+                    # run is signalled during its busy branch (a stop, a Ctrl-C)
                     if a.busy is None and not self.loser_exits.get(id(a), False):
                         continue  # a waiting loop or a takeover: no losing run exits here
                     if a.busy is not None and id(a.busy) in self.untrapping:

@@ -5,6 +5,7 @@ the background while a lock is held.
 
 from __future__ import annotations
 
+import os
 import re
 
 from ...model import Acquire, Background, Kill, LivenessCheck, LockKind, PathExpr
@@ -245,6 +246,9 @@ class Processes:
     def liveness_file(
         self, node, pid_file, pos: Pos, alive_on_success: bool, negated: bool = False
     ) -> None:
+        if not pos.tested:
+            # `ps -p "$PID" >/dev/null; if [ $? -eq 0 ]; then exit 1; fi`
+            pos = self._status_pos(pos) or pos
         fr = self.frames[-1] if self.frames else None
         if (
             not pos.tested
@@ -275,6 +279,8 @@ class Processes:
             consequential = False  # reporting, or part of stopping the service (LCK108's)
         if any(_STOP_WORDS & set(name_words(f.name)) for f in self.frames):
             consequential = False
+        if _STOP_WORDS & set(name_words(os.path.splitext(os.path.basename(self.facts.path))[0])):
+            consequential = False  # a stop.sh / kill-job.sh: stopping the holder, LCK108's
         fkey = pid_file.key() if pid_file is not None else None
         if fkey is not None and (self._frame_name(), fkey) in self.signalled:
             consequential = False  # waiting for a process this run has just signalled

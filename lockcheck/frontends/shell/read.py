@@ -29,6 +29,46 @@ def tree_sitter_source(text: str) -> bytes:
     return _ESCAPED_COMMAND.sub(rb"\1 ", source_bytes(text))
 
 
+# Where tree-sitter-bash 0.25 runs one statement on into the next line: a `[ ... ]` test that
+# ends a line (issue 316: `[ $? -eq 0 ]`, a command with a redirection, another `[`: the
+# lines between become one command inside the test), and a pipeline of three or more stages
+# (issue 347: `a | b | c` then `d` on the next line is read as more words of `c`).
+_LINE_END_BRACKET = re.compile(rb"(?<=[ \t])\][ \t]*(?=\r?\n)")
+_PIPELINE_LINE = re.compile(
+    rb"(?m)^[^#\n]*?[^|\n]\|[^|\n][^\n]*?\|[^|\n][^\n]*?[^|\\\s][ \t]*(?=\r?\n)"
+)
+
+
+def parse_bash(src: bytes) -> tuple[bytes, object]:
+    """Parse ``src`` with tree-sitter-bash and repair the statements it runs together across
+    a line end: each such newline (one that lies between two words of one simple command,
+    where bash always ends the command) becomes `;` (same offsets, so lines and columns stay
+    those of the file) and the text is parsed again, at most a few times.  Returns the bytes
+    the tree was parsed from, and the tree."""
+    tree = _parser().parse(src)
+    for _ in range(4):
+        fixes = set()
+        ends = [m.end() for m in _LINE_END_BRACKET.finditer(src)]
+        ends += [m.end() for m in _PIPELINE_LINE.finditer(src)]
+        for end in ends:
+            nl = src.index(b"\n", end)
+            n = tree.root_node.descendant_for_byte_range(nl, nl + 1)
+            if n is None or n.type != "command" or not (n.start_byte < nl < n.end_byte - 1):
+                continue  # the newline ends a statement, or lies inside a word or string
+            after = src[nl + 1 : nl + 200].lstrip()
+            if after[:1] in (b";", b"&", b"|", b")"):
+                continue  # `;;` of a case item, a continued list: `;` would not fit there
+            fixes.add(nl)
+        if not fixes:
+            break
+        buf = bytearray(src)
+        for nl in fixes:
+            buf[nl] = ord(";")
+        src = bytes(buf)
+        tree = _parser().parse(src)
+    return src, tree
+
+
 def _bash_accepts(src: bytes, bats: bool = False) -> bool:
     """Whether ``bash -n`` reads the script (extglob on, as scripts that use it enable it at
     run time).  False when bash rejects it, is missing or does not answer: then the
@@ -101,7 +141,7 @@ class Reading:
             n, owner = stack.pop()
             t = n.type
             if t == "comment":
-                ln = n.start_point[0] + 1
+                ln = self._lc(self._c(n.start_byte))[0]  # the file's line (see parse_bash)
                 self.facts.comments[ln] = _txt(n)
                 continue
             if t == "heredoc_body":
