@@ -45,14 +45,18 @@ ARG_BYTES = 1_000_000
 # --------------------------------------------------------------------------- file collection
 
 
-def collect(corpus: Path, language: str, limit: int | None = None) -> list[str]:
-    """Files of ``language`` under ``corpus`` by extension, then shebang (as lockcheck does)."""
+def collect(
+    corpus: Path, language: str, limit: int | None = None, prune: tuple[str, ...] = ()
+) -> list[str]:
+    """Files of ``language`` under ``corpus`` by extension, then shebang (as lockcheck does);
+    directories named in ``prune`` are not entered."""
     sys.path.insert(0, str(HERE.parent))
     from lockcheck.frontends import language_of
 
     out: list[str] = []
+    skip = {".git", ".hg", ".svn", *prune}
     for dirpath, dirnames, filenames in os.walk(corpus):
-        dirnames[:] = sorted(d for d in dirnames if d not in (".git", ".hg", ".svn"))
+        dirnames[:] = sorted(d for d in dirnames if d not in skip)
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
             if os.path.islink(path) or not os.path.isfile(path):
@@ -68,6 +72,15 @@ def collect(corpus: Path, language: str, limit: int | None = None) -> list[str]:
         step = len(out) / limit  # an even spread over the corpus, the same on every run
         out = [out[int(i * step)] for i in range(limit)]
     return out
+
+
+def collect_corpora(args, language: str) -> list[str]:
+    """``collect`` over every ``--corpus`` (their files in order), then ``--limit``."""
+    files = [f for c in args.corpus for f in collect(Path(c), language, None, tuple(args.prune))]
+    if args.limit is not None and len(files) > args.limit:
+        step = len(files) / args.limit
+        files = [files[int(i * step)] for i in range(args.limit)]
+    return files
 
 
 def batches(files: list[str], max_files: int | None = None, max_bytes: int = ARG_BYTES):
@@ -99,11 +112,13 @@ class Run:
     walls: list[float] = field(default_factory=list)  # each run's wall time (--repeat)
 
 
-def run_one(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float, float, int, str]:
+def run_one(
+    cmd: list[str], stdout=subprocess.DEVNULL, env: dict[str, str] | None = None
+) -> tuple[float, float, float, int, str]:
     """(wall, cpu, max_rss_mb, exit code, stderr) of one child process."""
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=stdout, stderr=err, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=err, stdin=subprocess.DEVNULL, env=env)
         _, status, ru = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -120,6 +135,7 @@ def run_batched(
     max_files: int | None = None,
     extra_for=None,
     stdout_path: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Run:
     """Run ``base + batch`` for each batch of files, ``jobs`` at a time."""
     groups: list[list[str]] = []
@@ -136,7 +152,7 @@ def run_batched(
     try:
         t0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(lambda c: run_one(c, out), groups))
+            results = list(pool.map(lambda c: run_one(c, out, env), groups))
         run.wall = time.perf_counter() - t0
     finally:
         if stdout_path:
@@ -206,7 +222,7 @@ def has_shebang(path: str) -> bool:
 
 
 def mode_shell(args) -> dict:
-    files = collect(Path(args.corpus), "shell", args.limit)
+    files = collect_corpora(args, "shell")
     if not files:
         sys.exit("bench: no shell files found")
     total_bytes = sum(os.path.getsize(f) for f in files)
@@ -247,17 +263,21 @@ def mode_shell(args) -> dict:
 
 
 def mode_python(args) -> dict:
-    files = collect(Path(args.corpus), "python", args.limit)
+    files = collect_corpora(args, "python")
     if not files:
         sys.exit("bench: no Python files found")
     total_bytes = sum(os.path.getsize(f) for f in files)
     print(f"{len(files)} Python files, {total_bytes / 1e6:.1f} MB")
     RESULTS.mkdir(exist_ok=True)
     ruff = [tool("ruff"), "check", "--select", "ALL", "--no-cache", "--isolated"]
+    lc_jobs, ruff_env = [], None
+    if args.single_process:  # one core each: lockcheck one worker, ruff one rayon thread
+        lc_jobs = ["--jobs", "1"]
+        ruff_env = {**os.environ, "RAYON_NUM_THREADS": "1"}
     lc, rf = repeated(
         args,
         lambda: run_batched(
-            lockcheck_cmd(args) + ["scan", "--isolated", "--output-format", "concise"],
+            lockcheck_cmd(args) + ["scan", "--isolated", "--output-format", "concise", *lc_jobs],
             files,
             stdout_path=RESULTS / "python-lockcheck.txt",
         ),
@@ -265,6 +285,7 @@ def mode_python(args) -> dict:
             ruff + ["--output-format", "concise", "--exit-zero"],
             files,
             stdout_path=RESULTS / "python-ruff.txt",
+            env=ruff_env,
         ),
     )
     return report(
@@ -367,8 +388,9 @@ def report(mode, files, total_bytes, lc: Run, other: Run, other_name, checks, ar
             f"  {name:12} {r.wall:8.2f} {r.cpu:8.2f} {r.max_rss_mb:12.1f} {r.processes:6d}"
             f"  walls: {walls}"
         )
+    ruff_threads = "one thread" if getattr(args, "single_process", False) else "its own threads"
     print(
-        f"  {other_name} ran {args.jobs if other_name == 'shellcheck' else 'its own'} "
+        f"  {other_name} ran {args.jobs if other_name == 'shellcheck' else ruff_threads} "
         "worker(s); lockcheck ran one process per batch, one at a time"
     )
     print(f"  cpu ratio lockcheck/{other_name}: {lc.cpu / other.cpu:.3f}")
@@ -392,7 +414,8 @@ def report(mode, files, total_bytes, lc: Run, other: Run, other_name, checks, ar
         verdicts.append(False)
     result = {
         "mode": mode,
-        "corpus": os.path.abspath(args.corpus),
+        "corpus": [os.path.abspath(c) for c in args.corpus],
+        "single_process": getattr(args, "single_process", False),
         "files": len(files),
         "bytes": total_bytes,
         "lockcheck": asdict(lc),
@@ -424,11 +447,28 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="mode", required=True)
     for name in ("shell", "python"):
         p = sub.add_parser(name)
-        p.add_argument("--corpus", required=True, help="directory to collect files from")
+        p.add_argument(
+            "--corpus",
+            required=True,
+            action="append",
+            help="directory to collect files from (repeatable)",
+        )
+        p.add_argument(
+            "--prune",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="directories of this name are not entered (repeatable), e.g. site-packages",
+        )
         p.add_argument("--limit", type=int, help="use an even sample of at most N files")
         p.add_argument("--jobs", type=int, default=2, help="shellcheck batches at once (2)")
         p.add_argument("--batch", type=int, default=50, help="files per shellcheck process")
         p.add_argument("--repeat", type=int, default=1, help="interleaved runs, medians (1)")
+        p.add_argument(
+            "--single-process",
+            action="store_true",
+            help="python: lockcheck --jobs 1 and ruff with RAYON_NUM_THREADS=1 (one core each)",
+        )
     s = sub.add_parser("single")
     s.add_argument(
         "--file",

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from . import checks
 from .model import Applicability, Edit, FileFacts, Finding, Fix, Span
+from .records import field, record
 from .settings import Settings
 
 # a frontend hands over ``#`` comments as written, and comments of other syntaxes (``//``)
@@ -48,7 +48,7 @@ def _codes(text: str | None) -> set[str] | None:
     return {c.upper() for c in re.split(r"[\s,]+", text.strip()) if c}
 
 
-@dataclass
+@record
 class Suppression:
     """One suppression comment: ``# noqa[: CODES]`` (``kind`` "noqa"), ``# lockcheck:
     disable=CODES`` ("disable", for the next line) or ``disable-file=CODES``."""

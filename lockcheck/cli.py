@@ -35,8 +35,38 @@ class UsageError(Exception):
     pass
 
 
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing ``shutil`` (with its
+    compression modules, ~3 ms of a one-file scan): ``COLUMNS``, else the terminal of
+    standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter with the width it would ask ``shutil`` for: ``add_argument``
+    makes one for every argument (to check its metavar)."""
+
+    def __init__(self, prog, *args, **kwargs) -> None:
+        if len(args) < 3 and kwargs.get("width") is None:
+            kwargs["width"] = _columns() - 2  # as HelpFormatter computes it
+        super().__init__(prog, *args, **kwargs)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # type: ignore[override]
         raise UsageError(message)
@@ -135,12 +165,42 @@ def _extend(values: list[list[str]] | None) -> list[str]:
     return [v for group in values or [] for v in group]
 
 
-def build_parser() -> Parser:
+def build_parser(command: str | None = None) -> Parser:
+    """The parser of every subcommand; with ``command``, the other subcommands get their name
+    and help line only (building them all costs a one-file scan a few milliseconds)."""
     p = Parser(prog=PROG, description="Find broken single-instance locks in job scripts.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", parser_class=Parser)
+    # prog given: argparse would format the usage to find it (what it finds is PROG)
+    sub = p.add_subparsers(dest="command", parser_class=Parser, prog=PROG)
 
     s = sub.add_parser("scan", aliases=["check"], help="check files and directories")
+    if command in (None, "scan", "check"):
+        _scan_arguments(s)
+    r = sub.add_parser("rule", help="explain a rule")
+    if command in (None, "rule"):
+        r.add_argument("code", nargs="?", help="a rule code, e.g. LCK401")
+        r.add_argument("--all", action="store_true", help="list every rule")
+        r.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    i = sub.add_parser(
+        "init",
+        help="print a lock wrapper template",
+        description="Print a wrapper that runs a command under the reference flock pattern "
+        "(a private lock directory, an untruncated open, exit 75 when busy). Save it and make "
+        "it executable: lockcheck init --slot backup > backup-lock.sh && chmod +x "
+        "backup-lock.sh, then run ./backup-lock.sh CMD...",
+    )
+    if command in (None, "init"):
+        _init_arguments(i)
+
+    from . import runtime
+
+    runtime.add_parsers(sub, fill=command in (None, *runtime.COMMANDS))
+    sub.add_parser("version", help="print the version")
+    return p
+
+
+def _scan_arguments(s: Parser) -> None:
     s.add_argument(
         "paths", nargs="*", metavar="PATH", help="files or directories (default: .); '-': stdin"
     )
@@ -283,19 +343,8 @@ def build_parser() -> Parser:
     base.add_argument("--baseline", metavar="FILE", help="report only findings not in FILE")
     base.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE")
 
-    r = sub.add_parser("rule", help="explain a rule")
-    r.add_argument("code", nargs="?", help="a rule code, e.g. LCK401")
-    r.add_argument("--all", action="store_true", help="list every rule")
-    r.add_argument("--output-format", choices=("text", "json"), default="text")
 
-    i = sub.add_parser(
-        "init",
-        help="print a lock wrapper template",
-        description="Print a wrapper that runs a command under the reference flock pattern "
-        "(a private lock directory, an untruncated open, exit 75 when busy). Save it and make "
-        "it executable: lockcheck init --slot backup > backup-lock.sh && chmod +x "
-        "backup-lock.sh, then run ./backup-lock.sh CMD...",
-    )
+def _init_arguments(i: Parser) -> None:
     g = i.add_mutually_exclusive_group()
     g.add_argument(
         "--shell",
@@ -332,12 +381,6 @@ def build_parser() -> Parser:
         help="the lock's name: runs with the same slot exclude each other (default: job)",
     )
 
-    from . import runtime
-
-    runtime.add_parsers(sub)
-    sub.add_parser("version", help="print the version")
-    return p
-
 
 # --------------------------------------------------------------------------- entry point
 
@@ -354,9 +397,8 @@ def _mistyped_command(word: str) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
     if not args_list:  # bare `lockcheck`: what it can do, not a scan of whatever is here
-        _write(sys.stderr, parser.format_help())
+        _write(sys.stderr, build_parser().format_help())
         return 2
     if args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version"):
         typo = _mistyped_command(args_list[0])
@@ -364,6 +406,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             error_line(f"unrecognized subcommand '{args_list[0]}' (did you mean '{typo}'?)")
             return 2
         args_list.insert(0, "scan")
+    # the top level has no option that takes a value: the first word is the subcommand
+    command = next((a for a in args_list if not a.startswith("-")), None)
+    parser = build_parser(command if command in COMMANDS else None)
     try:
         args = parser.parse_args(args_list)
     except UsageError as exc:
@@ -636,7 +681,9 @@ def cmd_scan(args) -> int:
         results = run(targets, progress=progress, jobs=args.jobs)
     progress.done()
     definitions: dict = {}  # display path -> how to re-analyse a definition (fixes)
-    if not stdin:
+    if not stdin and any(r.definition is not None for r in results):
+        # the join of job definitions to scripts: only when the workers parsed one (a scan
+        # of scripts alone never imports the definitions layer)
         from .definitions.join import analyze_tree
 
         definitions = analyze_tree(targets, results, paths, args.jobs)

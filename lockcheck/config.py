@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field, replace
-from typing import Any
 
+from .hints import Any
+from .records import field, record, replace
 from .settings import Settings
 
 CONFIG_NAMES = (".lockcheck.toml", "lockcheck.toml", "pyproject.toml")
@@ -94,7 +94,7 @@ def check_selectors(values: list[str], where: str) -> list[str]:
 # --------------------------------------------------------------------------- files
 
 
-@dataclass
+@record
 class ConfigFile:
     path: str
     data: dict[str, Any]  # the lockcheck table
@@ -290,7 +290,7 @@ def default_settings() -> Settings:
 # --------------------------------------------------------------------------- command line
 
 
-@dataclass
+@record
 class Overrides:
     """Settings given on the command line; they win over configuration files."""
 

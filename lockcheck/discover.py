@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .config import Resolver, display_path
-from .definitions.discover import head_size, kind_of
 from .frontends import KNOWN_EXTENSIONS, language_of
 from .globs import compile_spec
+from .hints import TYPE_CHECKING
+from .records import record
 from .settings import Settings
 
 if TYPE_CHECKING:  # pathspec costs ~30 ms to import: only walks and excludes need it
@@ -27,7 +26,7 @@ if TYPE_CHECKING:  # pathspec costs ~30 ms to import: only walks and excludes ne
 HEAD_BYTES = 256
 
 
-@dataclass
+@record
 class Target:
     path: str  # absolute path
     display: str  # path shown in reports
@@ -73,9 +72,13 @@ def classify(path: str, settings: Settings | None) -> tuple[str | None, str | No
     if lower.endswith(KNOWN_EXTENSIONS):
         return language_of(path, b""), None
     definitions = settings is not None and settings.definitions
-    head = read_head(path, head_size(lower) if definitions else HEAD_BYTES)
+    if not definitions:
+        return language_of(path, read_head(path)), None
+    from .definitions.discover import head_size, kind_of
+
+    head = read_head(path, head_size(lower))
     lang = language_of(path, head[:HEAD_BYTES])
-    if lang is not None or not definitions:
+    if lang is not None:
         return lang, None
     return None, kind_of(path, head)
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+
+from .hints import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pathspec

@@ -17,29 +17,16 @@ offsets into the decoded source text (``str`` indexes), used by fixes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import FrozenInstanceError, dataclass
 from enum import Enum
 
+from .records import build, field, replace  # noqa: F401 - replace: a copy of a fact
+
 # --------------------------------------------------------------------------- records
-# The fact classes are declared like dataclasses, but ``@dataclass`` compiles five or six
-# methods per class, one ``exec`` each, on every start (a fifth of a one-file run's own
-# imports).  :func:`record` marks a class and :func:`_make_records` writes the same methods
-# (``__init__``, ``__repr__``, ``__eq__``; for a frozen class ``__hash__`` and a refusing
-# ``__setattr__``/``__delattr__``) for all of them in one ``exec``.  ``replace`` is
-# ``dataclasses.replace`` for them.
+# The fact classes are declared like dataclasses (:mod:`lockcheck.records`): :func:`record`
+# marks a class and :func:`lockcheck.records.build` writes the methods of all of them, their
+# ``__init__`` compiled in one ``exec``, at the end of the module.
 
 _RECORDS: list[tuple[type, bool]] = []
-
-
-class _Factory:
-    __slots__ = ("make",)
-
-    def __init__(self, make) -> None:
-        self.make = make
-
-
-def field(*, default_factory):  # the one use of dataclasses.field here
-    return _Factory(default_factory)
 
 
 def record(cls=None, *, frozen: bool = False):
@@ -50,88 +37,6 @@ def record(cls=None, *, frozen: bool = False):
         return c
 
     return mark if cls is None else mark(cls)
-
-
-def replace(obj, **changes):
-    """A copy of a record (or a dataclass) with ``changes``, through its ``__init__``."""
-    fields = getattr(obj.__class__, "_record_fields", None)
-    if fields is None:
-        import dataclasses
-
-        return dataclasses.replace(obj, **changes)
-    values = {f: getattr(obj, f) for f in fields}
-    values.update(changes)
-    return obj.__class__(**values)
-
-
-_MISSING = object()
-
-
-def _eq(self, other):
-    if other.__class__ is self.__class__:
-        return self._record_key(self) == other._record_key(other)
-    return NotImplemented
-
-
-def _hash(self) -> int:
-    return hash(self._record_key(self))
-
-
-def _repr(self) -> str:
-    shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._record_fields)
-    return f"{self.__class__.__qualname__}({shown})"
-
-
-def _frozen_setattr(self, name, value):
-    raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-
-def _frozen_delattr(self, name):
-    raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-
-def _make_records() -> None:
-    """The methods of every :func:`record` class: ``__init__`` compiled (all in one
-    ``exec``: it is the hot one), the others shared, reading the fields through an
-    ``operator.attrgetter``."""
-    from operator import attrgetter
-
-    src: list[str] = []
-    env: dict = {"_MISSING": _MISSING, "_object_setattr": object.__setattr__}
-    for k, (cls, frozen) in enumerate(_RECORDS):
-        fields = [f for b in reversed(cls.__mro__) for f in b.__dict__.get("__annotations__", {})]
-        fields = list(dict.fromkeys(fields))
-        cls._record_fields = tuple(fields)
-        get = attrgetter(*fields)
-        cls._record_key = staticmethod(get if len(fields) > 1 else lambda o, get=get: (get(o),))
-        cls.__repr__ = _repr
-        cls.__eq__ = _eq
-        cls.__hash__ = _hash if frozen else None
-        if frozen:
-            cls.__setattr__ = _frozen_setattr
-            cls.__delattr__ = _frozen_delattr
-        params, body = [], []
-        for f in fields:
-            default = cls.__dict__.get(f, _MISSING)
-            if isinstance(default, _Factory):
-                env[f"_f{k}_{f}"] = default.make
-                params.append(f"{f}=_MISSING")
-                value = f"_f{k}_{f}() if {f} is _MISSING else {f}"
-                delattr(cls, f)
-            elif default is not _MISSING:
-                env[f"_d{k}_{f}"] = default
-                params.append(f"{f}=_d{k}_{f}")
-                value = f
-            else:
-                params.append(f)
-                value = f
-            if frozen:
-                body.append(f" _object_setattr(self, {f!r}, {value})")
-            else:
-                body.append(f" self.{f} = {value}")
-        env[f"_C{k}"] = cls
-        src += [f"def __init__(self, {', '.join(params)}):", *body, f"_C{k}.__init__ = __init__"]
-    exec(compile("\n".join(src), __file__ + ":records", "exec"), env)  # noqa: S102
 
 
 # --------------------------------------------------------------------------- positions, edits
@@ -507,7 +412,7 @@ class Severity(str, Enum):
         return {"info": 0, "warning": 1, "error": 2}[self.value]
 
 
-@dataclass
+@record
 class Finding:
     code: str
     name: str
@@ -524,4 +429,4 @@ class Finding:
         return (self.path, self.span.line, self.span.col, self.code)
 
 
-_make_records()
+build(_RECORDS)

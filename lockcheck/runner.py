@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from .discover import Target
+from .hints import Any
 from .model import Finding
+from .records import field, record
 from .settings import Settings
 from .source import Source, decode, read_regular
 
@@ -30,7 +30,7 @@ WORK_WEIGHT = {"python": 1.0, "shell": 0.1, "javascript": 0.15, "powershell": 1.
 DEFINITION_WEIGHT = 0.3
 
 
-@dataclass
+@record
 class FileResult:
     path: str  # absolute
     display: str
@@ -146,7 +146,13 @@ def check_bytes(target: Target, data: bytes, res: FileResult) -> FileResult:
         res.text = text
         res.data = data
         res.source = source
-    if language == "python" and target.settings.definitions and target.data is None:
+    # is_airflow needs the word in the bytes: without it the definitions layer is not imported
+    if (
+        language == "python"
+        and target.settings.definitions
+        and target.data is None
+        and b"airflow" in data
+    ):
         from .definitions.discover import is_airflow
 
         if is_airflow(target.path, data):  # a DAG file: a definition too
@@ -298,7 +304,7 @@ def run_walk(
     return targets, _in_process(targets, progress)
 
 
-@dataclass
+@record
 class Call:
     """A task of :func:`run_calls`: ``index`` into the caller's state; ``path`` and
     ``settings`` those of the file it is about (its bounds, the test hook)."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .records import field, record
 
 
-@dataclass
+@record
 class Settings:
     select: list[str] = field(default_factory=lambda: ["ALL"])
     extend_select: list[str] = field(default_factory=list)

@@ -16,7 +16,8 @@ import codecs
 import io
 import os
 import stat
-from dataclasses import dataclass
+
+from .records import record
 
 # UTF-32-LE's mark begins with UTF-16-LE's: the longer marks are tried first
 _BOMS = (
@@ -27,7 +28,7 @@ _BOMS = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     text: str
     encoding: str = "utf-8"  # a Python codec name
@@ -35,6 +36,11 @@ class Source:
 
 
 def _python_encoding(data: bytes) -> str:
+    # no coding declaration in the first two lines: UTF-8, as tokenize (~2 ms to import) says
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    if b"coding" not in (data if second < 0 else data[:second]):
+        return "utf-8"
     import tokenize
 
     try:

@@ -26,7 +26,8 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+
+from .hints import Any
 
 FAULT_ENV = "LOCKCHECK_TEST_WORKER_FAULT"
 MAX_STEPS = 16  # a task of several steps (heartbeat) gets at most this many bounds in all
@@ -130,6 +131,16 @@ def _child(conn, func: Callable[[Any], Any]) -> None:
     os._exit(0)  # no atexit handlers, no flushing of buffers inherited from the parent
 
 
+def _pickle():
+    """The C pickler: ``pickle.dumps``/``loads`` are its functions, and the ``pickle`` module
+    around them (pure Python, ~2 ms to import) is not needed."""
+    try:
+        import _pickle as pickle
+    except ImportError:  # pragma: no cover - an interpreter without the accelerator
+        import pickle
+    return pickle
+
+
 class _Conn:
     """One end of a pair of pipes: whole pickled messages, each behind its length."""
 
@@ -140,9 +151,7 @@ class _Conn:
         return self.rfd
 
     def send(self, obj: Any) -> None:
-        import pickle
-
-        data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+        data = _pickle().dumps(obj, 5)  # pickle.HIGHEST_PROTOCOL of every supported Python
         view = memoryview(len(data).to_bytes(8, "little") + data)
         while view:
             view = view[os.write(self.wfd, view) :]
@@ -158,9 +167,7 @@ class _Conn:
         return b"".join(parts)
 
     def recv(self) -> Any:
-        import pickle
-
-        return pickle.loads(self._read(int.from_bytes(self._read(8), "little")))
+        return _pickle().loads(self._read(int.from_bytes(self._read(8), "little")))
 
     def close(self) -> None:
         for fd in (self.rfd, self.wfd):
@@ -208,6 +215,7 @@ class _Worker:
     def _reap(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds (None: for ever) for the child to end."""
         end = None if timeout is None else time.monotonic() + timeout
+        delay = 0.0002  # a child told to stop exits within a millisecond or so: poll soon
         while self.status is None:
             try:
                 pid, status = os.waitpid(self.pid, 0 if end is None else os.WNOHANG)
@@ -219,7 +227,8 @@ class _Worker:
                 break
             if time.monotonic() >= end:
                 return False
-            time.sleep(0.001)  # a worker told to end is gone by the next poll or two
+            time.sleep(delay)  # a worker told to end is gone by the next poll or two
+            delay = min(2 * delay, 0.001)
         return True
 
     def ask_to_stop(self) -> None:

@@ -122,6 +122,21 @@ def test_lck201_atexit_remove_is_dropped():
     assert "LCK201" not in codes(res.remaining)
 
 
+def test_lck201_drop_keeps_an_import_a_decorator_still_uses():
+    # the rewrite's unused-import check reads the statements it does not reach from the
+    # original's tree: a decorator is part of its function's statement
+    text = ATEXIT.replace(
+        "\ndef main() -> int:",
+        "\n@atexit.register\ndef _bye() -> None:\n    print('bye')\n\n\ndef main() -> int:",
+    )
+    assert "@atexit.register" in text
+    res = fixed(text)
+    assert [g.strip() for g in removed_lines(text, res.fixed)] == [
+        "atexit.register(os.remove, LOCK)"
+    ]
+    assert "import atexit" in res.fixed
+
+
 # --------------------------------------------------------------------------- LCK301
 
 PROBE = py(

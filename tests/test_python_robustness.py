@@ -320,3 +320,31 @@ def test_text_libcst_does_not_reproduce_still_gets_exact_spans():
     got = {(f.code, f.span.line, f.span.col, src[f.span.start : f.span.end]) for f in findings}
     assert ("LCK401", 5, 5, "sys.exit(0)") in got
     assert ("LCK101", 3, 5, "os.mkdir('/srv/jobs/nightly.lck')") in got
+
+
+def test_the_analysis_gives_the_collector_back_as_it_found_it():
+    # the frontend pauses the cyclic collector while it builds a file's trees (issue 11):
+    # an embedding program gets it back enabled, or still disabled if it had turned it off,
+    # also when the analysis of the file fails
+    import gc
+
+    job = (
+        "import fcntl, sys\n"
+        "fh = open('/tmp/nightly.lock', 'w')\n"
+        "try:\n"
+        "    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "except OSError:\n"
+        "    sys.exit(0)\n"
+    )
+    assert gc.isenabled()
+    facts, _findings = analyze_text("job.py", job, "python")
+    assert facts.acquires and gc.isenabled()
+    broken = "import fcntl\nfcntl.flock(open('/tmp/x.lock', 'w'), fcntl.LOCK_EX\n"
+    analyze_text("broken.py", broken, "python")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        analyze_text("job.py", job, "python")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

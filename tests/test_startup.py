@@ -1,7 +1,9 @@
 """What a one-file scan pays for before it analyses anything (issue #11: a pre-commit run on
 one job script is a process start per file).  Timings live in ``bench/``; these tests pin
 the structure: the worker is forked without ``multiprocessing``, the grammar is loaded
-without its package's ``importlib.resources``, and the bounds still hold for a single file."""
+without its package's ``importlib.resources``, a clean script's scan imports neither the
+job-definition nor the fix layer (nor the stdlib modules only they need), and the bounds
+still hold for a single file."""
 
 from __future__ import annotations
 
@@ -69,6 +71,80 @@ def _scan_in_child(path: Path, env: dict[str, str]) -> tuple[str, str]:
 def test_a_one_file_scan_imports_neither_multiprocessing_nor_importlib_resources():
     report, last = _scan_in_child(SAMPLE, _env())
     assert last == "STATUS 0 []", (report, last)
+
+
+SHELL_SAMPLE = SAMPLE.parent / "nightly-sync.sh"
+# what a scan of one clean job script never needs: the job-definition layer (read only when
+# a definition is among the inputs), the fix layer (fixes and suggestions: --fix, --diff,
+# --show-fixes, or a file with findings), and the stdlib modules that only those or the
+# other subcommands use
+NOT_ON_A_SCAN = (
+    "lockcheck.definitions",
+    "lockcheck.fix",
+    "lockcheck.runtime.probe",
+    "lockcheck.runtime.race",
+    "libcst",
+    "dataclasses",
+    "inspect",
+    "typing",
+    "shutil",
+    "pickle",
+    "tokenize",
+    "json",
+)
+
+
+def _imported_by_scan(path: Path, in_process: bool) -> tuple[str, list[str]]:
+    """The report and the modules of NOT_ON_A_SCAN a one-file scan imports; ``in_process``:
+    with no fork available, so that the worker's imports (frontend, grammar) are counted."""
+    code = textwrap.dedent(
+        f"""\
+        import os, sys
+        if {in_process!r}:
+            del os.fork  # the runner then analyses in this process
+        from lockcheck.cli import main
+        status = main(["scan", "--isolated", "--output-format", "concise", {str(path)!r}])
+        heavy = {NOT_ON_A_SCAN!r}
+        found = [m for m in sorted(sys.modules) if m in heavy or m.startswith(tuple(h + "." for h in heavy))]
+        print("STATUS", status, "python" in str(sys.modules.get("lockcheck.frontends.python")))
+        print("MODULES", " ".join(found))
+        """
+    )
+    proc = subprocess.run(
+        _python(code), capture_output=True, text=True, timeout=120, check=False, env=_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    *report, status, modules = proc.stdout.splitlines()
+    return status, modules.split()[1:]
+
+
+def test_a_one_file_scan_imports_neither_the_definitions_nor_the_fix_layer():
+    # issue 11: a pre-commit run pays a process start per file; what a clean script's scan
+    # imports, in the parent (which forks the worker) and with the worker's imports too
+    for path in (SAMPLE, SHELL_SAMPLE):
+        for in_process in (False, True):
+            status, modules = _imported_by_scan(path, in_process)
+            assert status.startswith("STATUS 0 "), (path, status)
+            assert modules == [], (path.name, in_process, modules)
+
+
+def test_the_structural_check_sees_what_the_worker_imports(tmp_path):
+    # the premise of the test above: in process the worker's imports are seen (the Python
+    # frontend; for a file with findings, the fix layer's suggestions)
+    status, _modules = _imported_by_scan(SAMPLE, True)
+    assert status == "STATUS 0 True", status
+    job = tmp_path / "job.py"
+    job.write_text(
+        "import os, sys\n"
+        'LOCK = "/tmp/nightly.lock"\n'
+        "try:\n"
+        "    os.mkdir(LOCK)\n"
+        "except FileExistsError:\n"
+        "    sys.exit(0)\n"
+    )
+    status, modules = _imported_by_scan(job, True)
+    assert status == "STATUS 1 True", status
+    assert "lockcheck.fix.suggest" in modules, modules
 
 
 def test_analysing_a_python_file_does_not_import_importlib_resources():

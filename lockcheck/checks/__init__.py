@@ -5,13 +5,13 @@ the prose and the examples."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 
 from ..model import Applicability, FileFacts, Finding, Fix, Severity, Span
+from ..records import record
 from ..settings import Settings
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     code: str
     name: str

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
-from ..definitions import Command, Definition, Entry, Setting
+from ..hints import TYPE_CHECKING
 from ..model import Finding, Fix, Span
+from ..records import field, record
 from . import RULES, rule
-from . import job_fixes as fixes
+
+if TYPE_CHECKING:  # the rules run in the join only: a scan of scripts never imports these
+    from ..definitions import Command, Definition, Entry, Setting
 
 
-@dataclass
+@record
 class Script:
     """A script of the tree that a command names."""
 
@@ -27,7 +29,7 @@ class Script:
     word: str = ""  # the word that names it
 
 
-@dataclass
+@record
 class Start:
     """One scheduler entry that starts a script (for LCK606)."""
 
@@ -37,7 +39,7 @@ class Start:
     entry: int = 0  # the line of the scheduler entry (two steps of one job are one entry)
 
 
-@dataclass
+@record
 class JobContext:
     definition: Definition
     script_of: Callable[[Command], Script | None]
@@ -195,6 +197,8 @@ LAYER = "definitions"
     layer=LAYER,
 )
 def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
+    from . import job_fixes as fixes  # the join's fixes: not on a scan of scripts
+
     for e in ctx.definition.entries:
         s = overlap(e)
         if s is None:
@@ -232,6 +236,8 @@ def scheduler_allows_overlap(ctx: JobContext) -> Iterator[Finding]:
     layer=LAYER,
 )
 def scheduled_ci_without_concurrency(ctx: JobContext) -> Iterator[Finding]:
+    from . import job_fixes as fixes  # the join's fixes: not on a scan of scripts
+
     for e in ctx.definition.entries:
         if e.kind == "gitlab-job":
             if gitlab_unguarded(e):
@@ -315,6 +321,8 @@ def scheduled_script_without_lock(ctx: JobContext) -> Iterator[Finding]:
 
 def _unlocked(ctx: JobContext, c: Command, sc: Script) -> Finding:
     """LCK603 where the command names the script."""
+    from . import job_fixes as fixes  # the join's fixes: not on a scan of scripts
+
     line, col = ctx.at(c, sc)
     return ctx.finding(
         "LCK603",
@@ -336,6 +344,8 @@ def _unlocked(ctx: JobContext, c: Command, sc: Script) -> Finding:
     layer=LAYER,
 )
 def hung_run_blocks_schedule(ctx: JobContext) -> Iterator[Finding]:
+    from . import job_fixes as fixes  # the join's fixes: not on a scan of scripts
+
     for e in ctx.definition.entries:
         if e.kind == "cronjob" and e.get("concurrencyPolicy").value == "Forbid":
             s = e.get("activeDeadlineSeconds")
@@ -397,6 +407,8 @@ def _under_a_day(iso: str) -> bool:
     layer=LAYER,
 )
 def timer_service_defeats_schedule(ctx: JobContext) -> Iterator[Finding]:
+    from . import job_fixes as fixes  # the join's fixes: not on a scan of scripts
+
     for e in ctx.definition.entries:
         if e.kind != "service" or e.name not in ctx.timers:
             continue

@@ -7,9 +7,9 @@ embedded lines are the ends of the definition's lines (otherwise it is dropped).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from ..model import Edit, Finding, Fix, Span
+from ..records import replace
 from . import Command, Definition
 
 _GHA = re.compile(r"\$\{\{.*?\}\}")

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable
-from dataclasses import replace
 from functools import lru_cache
 
 from ..checks import RULES
 from ..checks.jobs import JobContext, Script, Start, scheduled_commands
 from ..model import FileFacts, Finding, ParseError, Span
+from ..records import replace
 from . import Command, Definition
 from .commands import script_paths
 from .embedded import shell_findings

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..collector import paused
 from ..model import (
     Acquire,
     Edit,
@@ -93,7 +94,8 @@ def enrich(facts: FileFacts, skip_code: int = 75) -> None:
         if facts.language == "shell":
             _Shell(facts, skip_code).run()
         elif facts.language == "python":
-            _Python(facts, skip_code).run()
+            with paused():  # each rewrite checked is a parse of the whole file
+                _Python(facts, skip_code).run()
         elif facts.language == "javascript":
             from .suggest_js import enrich as enrich_js
 
@@ -104,6 +106,8 @@ def enrich(facts: FileFacts, skip_code: int = 75) -> None:
             enrich_ps(facts, skip_code)
     except Exception:  # a suggestion is a courtesy: never break the analysis
         return
+    finally:
+        _TOP_LEVEL[:] = [None, None]  # the file's tree is not kept past its suggestions
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -943,45 +947,117 @@ def _import_edits(text: str, tree: ast.Module, names: list[str]) -> list[Edit]:
     return [Edit(pos, pos, lines)]
 
 
+def _used_names(tree: ast.AST) -> set[str]:
+    """The names ``tree`` reads: every ``Name``, and the base name of every attribute chain."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            base = n
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+    return out
+
+
+def _stmt_span(text: str, stmt: ast.stmt) -> tuple[int, int]:
+    """From the start of the line of a top-level statement's first part (its decorators
+    included) to its end."""
+    first = min((stmt, *getattr(stmt, "decorator_list", ())), key=lambda n: n.lineno)
+    s, e = _node_span(text, stmt)
+    return line_start(text, min(s, _node_span(text, first)[0])), e
+
+
+class _TopLevel:
+    """A text's tree as :func:`_unused_import_edits` reads it, for all the rewrites of one
+    file: each top-level statement's span and the names it uses (a rewrite changes a few
+    statements; the names of the others are the same in the rewritten text)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tree = ast.parse(text)
+        self.stmts = [(*_stmt_span(text, st), _used_names(st)) for st in self.tree.body]
+        self.used = set().union(*(u for _s, _e, u in self.stmts))
+        # a future import may change how the rest is read: a rewrite touching one is read
+        # whole
+        self.futures = [
+            (s, e)
+            for (s, e, _u), st in zip(self.stmts, self.tree.body, strict=True)
+            if isinstance(st, ast.ImportFrom) and st.module == "__future__"
+        ]
+
+    def used_after(self, new_text: str, new_tree: ast.Module, edits) -> set[str]:
+        """:func:`_used_names` of ``new_tree``, the parse of ``new_text`` (``self.text`` with
+        ``edits`` applied): a statement no edit reaches keeps its text, so its names are
+        taken from the original's."""
+        ordered = sorted(edits, key=lambda x: (x.start, x.end))
+        if any(s <= x.end and x.start <= e for x in ordered for s, e in self.futures) or any(
+            "__future__" in x.content for x in ordered
+        ):
+            return _used_names(new_tree)
+        kept: dict[tuple[int, int], set[str]] = {}
+        for s, e, used in self.stmts:
+            if any(x.start <= e and s <= x.end for x in ordered):
+                continue  # reached (or touched) by an edit: read from the new tree
+            shift = sum(len(x.content) - (x.end - x.start) for x in ordered if x.end < s)
+            kept[(s + shift, e + shift)] = used
+        out: set[str] = set()
+        for st in new_tree.body:
+            used = kept.get(_stmt_span(new_text, st))
+            out |= used if used is not None else _used_names(st)
+        return out
+
+
+_TOP_LEVEL: list = [None, None]  # the last text and its _TopLevel (None: it does not parse)
+
+
+def _top_level(text: str) -> _TopLevel | None:
+    if _TOP_LEVEL[0] is not text:
+        try:
+            top = _TopLevel(text)
+        except (SyntaxError, ValueError):
+            top = None
+        _TOP_LEVEL[:] = [text, top]
+    return _TOP_LEVEL[1]
+
+
 def _unused_import_edits(text: str, edits) -> list[Edit]:
     """Deletions of top-level one-name ``import X`` / ``from M import X`` lines whose name the
     rewrite stopped using (ruff F401), e.g. ``signal`` after the kill is dropped."""
     if not _budget_left(text):
         return []  # the rewrite's own check is refused too: see MAX_REWRITE_CHECKS
-    try:
-        old_tree = ast.parse(text)
-        new_text = apply_edits(text, edits)
-        new_tree = ast.parse(new_text)
-    except (SyntaxError, ValueError):
+    top = _top_level(text)
+    if top is None:
         return []
-
-    def used(tree) -> set[str]:
-        out = set()
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Name):
-                out.add(n.id)
-            elif isinstance(n, ast.Attribute):
-                base = n
-                while isinstance(base, ast.Attribute):
-                    base = base.value
-                if isinstance(base, ast.Name):
-                    out.add(base.id)
-        return out
-
-    before, after = used(old_tree), used(new_tree)
-    out = []
+    old_tree, before = top.tree, top.used
+    candidates = []  # (node, name, line start, line end): what the rewrite may leave unused
     for node in old_tree.body:
         if not isinstance(node, (ast.Import, ast.ImportFrom)) or len(node.names) != 1:
             continue
         alias = node.names[0]
         name = (alias.asname or alias.name).split(".")[0]
-        if name == "*" or name not in before or name in after:
+        if name == "*" or name not in before:
             continue
         s, e = _node_span(text, node)
         ls, le = line_start(text, s), line_end(text, e)
         if text[ls:s].strip() or text[e:le].strip():
             continue
         if any(x.start < le and ls < x.end for x in edits):
+            continue
+        candidates.append((name, ls, le))
+    try:
+        new_text = apply_edits(text, edits)
+        if not candidates:
+            return []  # (the rewritten text need not be parsed: nothing could be dropped)
+        new_tree = ast.parse(new_text)
+    except (SyntaxError, ValueError):
+        return []
+    after = top.used_after(new_text, new_tree, edits)
+    out = []
+    for name, ls, le in candidates:
+        if name in after:
             continue
         prev = text[line_start(text, ls - 1) : ls] if ls else "x"
         if not prev.strip() and le < len(text) and not text[le : line_end(text, le)].strip():

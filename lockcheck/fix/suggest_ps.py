@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 from ..frontends import treesitter
 from ..frontends.powershell import syntax
+from ..hints import Any
 from ..model import Edit, FileFacts, FixTemplate, LockKind
 from ..paths import same_path
 from .advice import advise_the_rest

@@ -20,8 +20,8 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from typing import Any
 
+from ..hints import Any
 from ..model import Span
 
 _PARSERS: dict[str, Any] = {}
@@ -43,19 +43,24 @@ def parser(grammar: str) -> Any:
     if p is None:
         import importlib
 
-        import tree_sitter
-
+        # tree-sitter's own classes from its native module too: the package's ``__init__``
+        # imports ``typing`` (~3 ms) for a Protocol lockcheck never uses
+        ts = _binding("tree_sitter") or importlib.import_module("tree_sitter")
         package, function = _GRAMMARS.get(grammar, (f"tree_sitter_{grammar}", "language"))
         module = _binding(package) or importlib.import_module(package)
-        language = tree_sitter.Language(getattr(module, function)())
-        p = _PARSERS[grammar] = tree_sitter.Parser(language)
+        language = ts.Language(getattr(module, function)())
+        p = _PARSERS[grammar] = ts.Parser(language)
     return p
 
 
 def _binding(package: str) -> Any:
-    """The grammar package's native ``_binding`` module, loaded without running the
-    package's ``__init__`` (which imports ``importlib.resources`` for its query files, a
-    third of a one-file run's analysis time); None if the package is not laid out so."""
+    """The package's native ``_binding`` module, loaded without running the package's
+    ``__init__`` (a grammar's imports ``importlib.resources`` for its query files, a third
+    of a one-file run's analysis time); None if the package is not laid out so.  A later
+    import of the package finds this module in ``sys.modules`` and uses it."""
+    name = f"{package}._binding"
+    if name in sys.modules:
+        return sys.modules[name]
     try:
         import importlib.machinery
         import importlib.util
@@ -67,7 +72,6 @@ def _binding(package: str) -> Any:
             for suffix in importlib.machinery.EXTENSION_SUFFIXES:
                 path = os.path.join(where, "_binding" + suffix)
                 if os.path.isfile(path):
-                    name = f"{package}._binding"
                     loader = importlib.machinery.ExtensionFileLoader(name, path)
                     found = importlib.util.spec_from_file_location(name, path, loader=loader)
                     if found is None:

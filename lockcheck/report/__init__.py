@@ -10,9 +10,9 @@ import importlib
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from ..model import Applicability, Edit, Finding, Fix
+from ..records import field, record
 
 FORMATS = {
     "full": "full",
@@ -31,7 +31,7 @@ HUMAN_FORMATS = ("full", "concise")
 SEVERITY_ORDER = {"info": 0, "warning": 1, "error": 2}
 
 
-@dataclass
+@record
 class ReportContext:
     root: str = field(default_factory=os.getcwd)  # scan root: absolute names, relative URIs
     sources: dict[str, str] = field(default_factory=dict)  # finding.path -> decoded text

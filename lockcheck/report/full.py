@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from ..model import Finding
 from . import ReportContext, fix_of, one_line, printable
 
@@ -44,6 +42,10 @@ def _width(ch: str) -> int:
         return TAB
     if ch != printable(ch):
         return len(printable(ch))
+    if ch.isascii():  # printable ASCII: one column (unicodedata is imported for the others)
+        return 1
+    import unicodedata
+
     if unicodedata.combining(ch):
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1

@@ -6,14 +6,14 @@ Imported only by those two subcommands, so a scan never pays for it."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 COMMANDS = ("probe", "race")
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub, fill: bool = True) -> None:
+    """The ``probe`` and ``race`` subcommands; without ``fill``, their names and help only."""
     p = sub.add_parser(
         "probe",
         help="try a file's life cycle and flock in the directories a lock could live in",
@@ -24,8 +24,9 @@ def add_parsers(sub) -> None:
             " a verdict. Exit 0 when at least one DIR is safe for flock locks, 1 otherwise."
         ),
     )
-    p.add_argument("dirs", nargs="*", metavar="DIR", help="directories to probe")
-    p.add_argument("--output-format", choices=("text", "json"), default="text")
+    if fill:
+        p.add_argument("dirs", nargs="*", metavar="DIR", help="directories to probe")
+        p.add_argument("--output-format", choices=("text", "json"), default="text")
 
     r = sub.add_parser(
         "race",
@@ -38,6 +39,11 @@ def add_parsers(sub) -> None:
         ),
         usage="%(prog)s [options] -- COMMAND [ARGS...]",
     )
+    if fill:
+        _race_arguments(r)
+
+
+def _race_arguments(r) -> None:
     r.add_argument("-j", "--jobs", type=_positive, default=2, help="copies per round (2)")
     r.add_argument("-n", "--rounds", type=_positive, default=200, help="rounds (200)")
     r.add_argument(
@@ -103,6 +109,8 @@ def _probe(args, out) -> int:
     reports = probe(dirs)
     ok = any(r.verdict in (FLOCK, EXISTENCE) for r in reports)
     if args.output_format == "json":
+        import json
+
         out(json.dumps({"directories": [r.as_json() for r in reports], "ok": ok}, indent=2))
         out("\n")
         return 0 if ok else 1
@@ -155,6 +163,8 @@ def _race(args, out, usage_error) -> int:
         payload_env=args.payload_env,
     )
     if args.output_format == "json":
+        import json
+
         out(json.dumps(rep.as_json(), indent=2) + "\n")
     else:
         out(format_text(rep))

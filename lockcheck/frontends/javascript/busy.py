@@ -4,8 +4,7 @@ function is 0, ``throw`` is 1) and whether it records the skip durably."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ...model import BusyBranch, Edit, FixTemplate
 from . import syntax
 from .syntax import Tree, args, text, unwrap

@@ -8,8 +8,7 @@ as soon as ``spawn`` returns unless the child is awaited."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ...model import Background, Edit, FileFacts, FixTemplate, PartKind, Probe
 from . import syntax
 from .syntax import Tree, arg, object_entries, text, unwrap

@@ -6,8 +6,8 @@ each existence lock is released on every exit path."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
 from ...paths import lockish_name, same_path
 from . import syntax

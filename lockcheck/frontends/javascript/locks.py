@@ -5,8 +5,8 @@ guarded by ``EEXIST`` (and ``{recursive: true}``, which never fails), test-then-
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import Acquire, Edit, FileFacts, FixTemplate, LockKind, NonExclusiveCreate, PathExpr
 from ...paths import lockish_name
 from .. import treesitter

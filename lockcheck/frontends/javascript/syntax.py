@@ -4,8 +4,8 @@ reads it with (calls, arguments, strings, enclosing functions and statements, co
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from ...hints import Any
 from ...model import ParseError, Span
 from .. import treesitter
 from ..treesitter import descendants, within  # noqa: F401 - re-exported to the stages

@@ -8,8 +8,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any
 
+from ...hints import Any
 from ...model import Part, PartKind, PathExpr
 from . import syntax
 from .syntax import Tree, arg, args, string_value, text, unwrap

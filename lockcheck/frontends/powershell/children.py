@@ -8,8 +8,7 @@ exited.  ``Start-Job`` children end with the session and are not counted."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ...model import Background, Edit, FileFacts, FixTemplate, PartKind, Probe
 from . import syntax
 from .syntax import Tree, invocation_parts, text, unwrap

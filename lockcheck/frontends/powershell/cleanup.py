@@ -7,8 +7,8 @@ read from a file, stale-lock breakers after them or after an age test (``LastWri
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
 from ...paths import lockish_name, same_path
 from . import syntax

@@ -7,8 +7,8 @@ caller decides), ``throw``."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import (
     Acquire,
     BusyBranch,

@@ -26,7 +26,8 @@ when it leaves fewer bytes in error than the one before:
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from ...hints import Any
 
 ROUNDS = 4
 _BOM = "\ufeff".encode()

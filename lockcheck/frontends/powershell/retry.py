@@ -13,8 +13,8 @@ returns (``$null`` on failure) as the test: the branch taken on ``$null`` is the
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from . import syntax
 from .syntax import text
 

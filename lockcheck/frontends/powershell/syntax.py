@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any
 
+from ...hints import Any
 from ...model import ParseError, Span
 from .. import treesitter
 from ..treesitter import descendants, within  # noqa: F401 - re-exported to the stages

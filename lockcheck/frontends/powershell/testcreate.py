@@ -9,8 +9,7 @@ create: a second test of a name already taken, and the rewrite of a created lock
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ...model import Acquire, LockKind
 from ...paths import is_dependency_lockfile, lockish_name
 from . import retry, syntax

@@ -7,8 +7,8 @@ roots; ``TEMP`` stays a variable: private unless the task runs as SYSTEM)."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import Part, PartKind, PathExpr
 from . import syntax
 from .syntax import Command, Tree, invocation_parts, text, unwrap, var_name

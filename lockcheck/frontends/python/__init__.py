@@ -25,6 +25,7 @@ import ast
 import re
 import warnings
 
+from ...collector import paused
 from ...model import FileFacts, ParseError, Span
 from ..treesitter import Offsets, parser, source_bytes
 from . import py2
@@ -47,7 +48,8 @@ def parse(path: str, text: str) -> FileFacts:
     try:
         if len(text) > MAX_CHARS:
             return facts
-        _analyse(facts)
+        with paused():  # its trees live until the file is done: nothing to collect
+            _analyse(facts)
     except Exception:  # noqa: BLE001 - no exception may escape a frontend
         return _fallback(path, text, facts)
     return facts

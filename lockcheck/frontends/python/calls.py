@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ...model import (
     LockKind,
     PathExpr,

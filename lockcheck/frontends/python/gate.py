@@ -34,8 +34,8 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from typing import Any
 
+from ...hints import Any
 from ...paths import lockish_text
 
 KILL_NAMES = frozenset({"kill", "killpg"})

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import (
     Acquire,
     Edit,

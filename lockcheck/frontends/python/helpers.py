@@ -5,8 +5,7 @@ the call that runs it, with the call's arguments in place of the parameters."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ...model import PathExpr
 from .calls import REMOVE_CALLS
 

@@ -4,8 +4,8 @@ check-then-create, release coverage, and the order in which they run."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import (
     Acquire,
     BusyBranch,

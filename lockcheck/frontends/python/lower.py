@@ -9,8 +9,7 @@ notes the comments, the first ERROR/MISSING node, the deepest bracket and block 
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...hints import Any
 from ..treesitter import Offsets
 from . import nodes as N
 from .py2 import PY2_TYPES, py2_evidence
@@ -55,9 +54,10 @@ def lower(root: Any, src: bytes, offsets: Offsets, build: bool = True) -> Lowere
     analysed needs for its LCK000, at a fraction of the cost."""
     out = Lowered()
     ch = offsets.char
-    # pre-order list of (node, parent index, field name), with a cursor (a node's field
-    # name is cheap there; asking a node for its children's field names is not)
-    order: list[tuple[Any, int, str | None]] = []
+    # pre-order list of (node, parent index, field name, type, named), with a cursor (a
+    # node's field name is cheap there; asking a node for its children's field names is
+    # not), the type and whether it is named kept for the build
+    order: list[tuple[Any, int, str | None, str, bool]] = []
     cur = root.walk()
     parents: list[int] = []  # indexes of the nodes the cursor is inside
     blocks_at: list[int] = []
@@ -67,8 +67,9 @@ def lower(root: Any, src: bytes, offsets: Offsets, build: bool = True) -> Lowere
         n = cur.node
         t = n.type
         idx = len(order)
-        order.append((n, parents[-1] if parents else -1, cur.field_name))
-        if n.is_named:
+        named = n.is_named
+        order.append((n, parents[-1] if parents else -1, cur.field_name, t, named))
+        if named:
             if (n.is_error or n.is_missing) and out.error is None:
                 out.error = n
             if t in PY2_TYPES and out.py2 is None:
@@ -109,24 +110,29 @@ def lower(root: Any, src: bytes, offsets: Offsets, build: bool = True) -> Lowere
         break
     if not build:
         return out
-    results: list[Any] = [None] * len(order)
     kidlists: list[list | None] = [None] * len(order)
-    b = _Builder(src, ch, out)
+    b = _Builder(src, ch, out, offsets.text if offsets.ascii else None)
+    build = b.build
+    r = None
     for idx in range(len(order) - 1, -1, -1):
-        n, p, f = order[idx]
+        n, p, f, t, named = order[idx]
         kl = kidlists[idx]
         if kl is None:
             kl = []
         else:
             kl.reverse()
-        r = N.Other(*b.se(n), kids_=[]) if idx in skipped else b.build(n, kl)
-        results[idx] = r
+        if idx in skipped:
+            r = N.Other(*b.se(n), kids_=[])
+        elif named:
+            r = build(n, kl, t)
+        else:
+            r = None  # punctuation and keywords: their type is all a builder reads
         if p >= 0:
             pl = kidlists[p]
             if pl is None:
                 pl = kidlists[p] = []
-            pl.append((f, n.type, r, n))
-    out.module = results[0]
+            pl.append((f, t, r, n))
+    out.module = r  # the root's, built last
     _set_parents(out.module)
     return out
 
@@ -156,10 +162,16 @@ def _fields(kids: list, name: str) -> list:
 
 
 class _Builder:
-    def __init__(self, src: bytes, ch: Any, out: Lowered) -> None:
+    def __init__(self, src: bytes, ch: Any, out: Lowered, text: str | None = None) -> None:
+        """``text``: the decoded source when it is ASCII (byte offsets are then character
+        offsets, and a node's text is a slice of it)."""
         self.src = src
         self.ch = ch
         self.out = out
+        self._methods: dict[str, Any] = {}  # node type -> its b_ method (None: none)
+        if text is not None:
+            self.se = self._se_ascii
+            self.text = lambda n: text[n.start_byte : n.end_byte]
 
     def text(self, n: Any) -> str:
         return self.src[n.start_byte : n.end_byte].decode("utf-8", "surrogateescape")
@@ -167,11 +179,21 @@ class _Builder:
     def se(self, n: Any) -> tuple[int, int]:
         return self.ch(n.start_byte), self.ch(n.end_byte)
 
-    def build(self, n: Any, kids: list) -> Any:
-        if not n.is_named:
-            return None
-        t = n.type
-        m = getattr(self, "b_" + t, None)
+    @staticmethod
+    def _se_ascii(n: Any) -> tuple[int, int]:
+        return n.start_byte, n.end_byte
+
+    def build(self, n: Any, kids: list, t: str | None = None) -> Any:
+        """The analysis node of the tree-sitter node ``n`` (of type ``t``) from the results
+        of its children (None: nothing the analysis reads)."""
+        if t is None:
+            if not n.is_named:
+                return None
+            t = n.type
+        try:
+            m = self._methods[t]
+        except KeyError:
+            m = self._methods[t] = getattr(self, "b_" + t, None)
         if m is not None:
             return m(n, kids)
         if t == "comment":

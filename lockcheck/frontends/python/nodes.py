@@ -11,7 +11,7 @@ Every node has ``s``/``e``, its ``str`` offsets in the file, and ``parent``.
 
 from __future__ import annotations
 
-from typing import Any
+from ...hints import Any
 
 
 class Node:
@@ -21,9 +21,9 @@ class Node:
     parent: Node | None = None
 
     def __init__(self, s: int, e: int, **kw: Any) -> None:
-        self.s = s
-        self.e = e
-        self.__dict__.update(kw)
+        kw["s"] = s
+        kw["e"] = e
+        self.__dict__ = kw  # the fields as given (a fresh dict: no copy)
 
     def kids(self) -> list[Node]:
         """The child nodes, in source order."""

@@ -5,7 +5,7 @@ run in the same process, so a removal in one says nothing about a flock in the o
 
 from __future__ import annotations
 
-from typing import Any
+from ...hints import Any
 
 WINDOWS = frozenset({"windows"})
 POSIX = frozenset({"posix"})

@@ -4,8 +4,8 @@ children started while a lock is held."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import (
     Acquire,
     Background,

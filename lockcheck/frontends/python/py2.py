@@ -9,7 +9,8 @@ tree-sitter-python reads Python 2 and 3 alike: a print statement is a ``print_st
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from ...hints import Any
 
 PY2_TYPES = frozenset(
     {"print_statement", "exec_statement", "except_clause", "raise_statement", "string", "integer"}

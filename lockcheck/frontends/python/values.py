@@ -8,8 +8,8 @@ import ast
 import functools
 import os
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import (
     Part,
     PartKind,

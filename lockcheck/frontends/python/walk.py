@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Any
 
+from ...hints import Any
 from ...model import (
     BusyBranch,
     Edit,

@@ -7,9 +7,9 @@ command words several stages share.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ...model import Part, PartKind, PathExpr, Span
+from ...records import field, record
 
 STATEMENT_SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end"}
 
@@ -128,7 +128,7 @@ class Rest:
         return self.base[self.start + k - len(self.head)]
 
 
-@dataclass
+@record
 class Branch:
     """What runs when a tested command fails or succeeds."""
 
@@ -139,7 +139,7 @@ class Branch:
     frame: object = None  # function frame the branch lives in
 
 
-@dataclass
+@record
 class Pos:
     tested: bool = False
     on_fail: Branch | None = None
@@ -154,7 +154,7 @@ class Pos:
     chained: bool = False  # the right side of `&&`/`||`
 
 
-@dataclass
+@record
 class Frame:
     name: str
     params: dict
@@ -165,7 +165,7 @@ class Frame:
     last: tuple | None = None  # byte range of the function's last statement
 
 
-@dataclass
+@record
 class FdInfo:
     path: PathExpr | None
     span: Span
@@ -174,7 +174,7 @@ class FdInfo:
     unchecked: bool = False  # opened by an `exec` whose failure nothing tests
 
 
-@dataclass
+@record
 class TrapEvent:
     order: int
     exit_trap: bool
