@@ -54,6 +54,23 @@ def huge_line(n: int) -> str:
     return HEAD + "echo " + "a " * n + "\nmkdir /srv/l.lock || exit 1\n"
 
 
+def merged_statements(n: int) -> str:
+    # what tree-sitter-bash runs together (its issues 316 and 347), repaired by parse_bash
+    return (
+        HEAD
+        + (
+            "ps aux | grep job | wc -l\nflock -n 9 || exit 75\n"
+            "if [ $? -eq 0 ]\nthen\n  echo $$ > /srv/l.pid\nfi\n[ -f /srv/l.pid ]\n"
+        )
+        * n
+    )
+
+
+def piped_string_line(n: int) -> str:
+    # one long line with many `|` in a string: the pipeline-line scan reads it once
+    return HEAD + 'echo "' + "a|" * n + '"\nmkdir /srv/l.lock || exit 1\n'
+
+
 def nested_if(n: int) -> str:
     return HEAD + "if true; then\n" * n + "mkdir /srv/l.lock || exit 1\n" + "fi\n" * n
 
@@ -123,6 +140,8 @@ SHAPES = {
     "mkdir-locks": (mkdir_locks, 250, "shell"),
     "huge-line": (huge_line, 125_000, "shell"),
     "nested-if": (nested_if, 2500, "shell"),
+    "merged-statements": (merged_statements, 1000, "shell"),
+    "piped-string-line": (piped_string_line, 50_000, "shell"),
     "nested-cmdsub": (nested_cmdsub, 2500, "shell"),
     "nested-subshell": (nested_subshell, 2500, "shell"),
     "nested-braces": (nested_braces, 2500, "shell"),

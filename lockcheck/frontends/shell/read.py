@@ -34,9 +34,22 @@ def tree_sitter_source(text: str) -> bytes:
 # lines between become one command inside the test), and a pipeline of three or more stages
 # (issue 347: `a | b | c` then `d` on the next line is read as more words of `c`).
 _LINE_END_BRACKET = re.compile(rb"(?<=[ \t])\][ \t]*(?=\r?\n)")
-_PIPELINE_LINE = re.compile(
-    rb"(?m)^[^#\n]*?[^|\n]\|[^|\n][^\n]*?\|[^|\n][^\n]*?[^|\\\s][ \t]*(?=\r?\n)"
-)
+
+
+def _pipeline_line_ends(src: bytes):
+    """The offsets just past each line that holds two `|` or more and does not end in `|` or
+    a backslash (a pipeline that may run on into the next line).  One pass, no regex that
+    could backtrack on a long line."""
+    start = 0
+    while True:
+        nl = src.find(b"\n", start)
+        if nl < 0:
+            return
+        if src.count(b"|", start, nl) >= 2:
+            line = src[start:nl].rstrip()
+            if line and line[-1:] not in (b"|", b"\\") and not line.lstrip().startswith(b"#"):
+                yield nl - (len(src[start:nl]) - len(line))
+        start = nl + 1
 
 
 def parse_bash(src: bytes) -> tuple[bytes, object]:
@@ -49,7 +62,7 @@ def parse_bash(src: bytes) -> tuple[bytes, object]:
     for _ in range(4):
         fixes = set()
         ends = [m.end() for m in _LINE_END_BRACKET.finditer(src)]
-        ends += [m.end() for m in _PIPELINE_LINE.finditer(src)]
+        ends += list(_pipeline_line_ends(src))
         for end in ends:
             nl = src.index(b"\n", end)
             n = tree.root_node.descendant_for_byte_range(nl, nl + 1)
