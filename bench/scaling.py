@@ -71,6 +71,29 @@ def piped_string_line(n: int) -> str:
     return HEAD + 'echo "' + "a|" * n + '"\nmkdir /srv/l.lock || exit 1\n'
 
 
+def py_retry_creates(n: int) -> str:
+    # many creates in one waiting loop, each with a success flag: one pass per loop and function
+    body = "".join(
+        f"        try:\n            os.mkdir('/srv/l{i}.lock')\n            ok = True\n"
+        "        except FileExistsError:\n            pass\n        time.sleep(1)\n"
+        for i in range(n)
+    )
+    return (
+        "import os, time\n\ndef f():\n    ok = False\n    while True:\n" + body + "    return ok\n"
+    )
+
+
+def py_tested_pidfiles(n: int) -> str:
+    # many `if exists(P): ...` tests in one function: each looks up its own creations only
+    body = "".join(
+        f"    if os.path.exists('/srv/l{i}.pid'):\n"
+        f"        os.kill(int(open('/srv/l{i}.pid').read()), 0)\n        sys.exit(0)\n"
+        f"    os.remove('/srv/l{i}.pid')\n"
+        for i in range(n)
+    )
+    return "import os, sys\n\ndef f():\n" + body + "    return 0\n"
+
+
 def nested_if(n: int) -> str:
     return HEAD + "if true; then\n" * n + "mkdir /srv/l.lock || exit 1\n" + "fi\n" * n
 
@@ -152,6 +175,8 @@ SHAPES = {
     "status-parens": (status_parens, 25_000, "shell"),
     "blank-lines": (blank_lines, 100_000, "shell"),
     "py-except": (py_except, 50_000, "python"),
+    "py-retry-creates": (py_retry_creates, 200, "python"),
+    "py-tested-pidfiles": (py_tested_pidfiles, 200, "python"),
     "fix-probes": (probes, 250, "fix"),
     "glob-double-stars": (deep_glob_path, 2000, "glob"),
 }

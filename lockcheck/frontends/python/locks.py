@@ -496,10 +496,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if isinstance(a, (cst.FunctionDef, cst.Lambda)):
                 return False
             if isinstance(a, cst.While):
-                return any(
-                    self.call_q(c) in ("time.sleep", "asyncio.sleep") and not self.within(c, node)
-                    for c in self.descendants(a.body, cst.Call)
-                )
+                return self._sleeps_under(a.body) > self._sleeps_under(node)
         return False
 
     def _retried_after(self, tr: Any) -> bool:
@@ -516,11 +513,8 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         if loop is None:
             return False
         leaves = any(True for _ in self.descendants(tr.body, (cst.Break, cst.Return)))
-        waits = any(
-            self.call_q(c) in ("time.sleep", "asyncio.sleep") and not self.within(c, tr)
-            for c in self.descendants(loop.body, cst.Call)
-        )
-        return leaves and waits
+        # a sleep of the loop outside the try (counted once per loop, not per try)
+        return leaves and self._sleeps_under(loop.body) > self._sleeps_under(tr)
 
     def _success_flag_returned(self, tr: Any, handler: Any, create: Any) -> Any:
         """``ok = False``; ``try: create; ...; ok = True`` / ``except FileExistsError:`` that
@@ -546,15 +540,38 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             for t in a.targets:
                 if isinstance(t.target, cst.Name) and t.target.value in flags:
                     return None
-        for r in self.descendants(func.body, cst.Return):
+        for r in self._returns_of(func):
             if (
                 isinstance(r.value, cst.Name)
                 and r.value.value in flags
                 and self.off(r) > self.off(tr)
-                and self.func_of(r) is func
             ):
                 return r
         return None
+
+    def _returns_of(self, func: Any) -> list[Any]:
+        """The Return statements of ``func`` itself (not of nested functions), in source
+        order; found once per function."""
+        cache = self.__dict__.setdefault("_returns_cache", {})
+        got = cache.get(id(func))
+        if got is None or got[0] is not func:
+            cst = self.cst
+            rets = [r for r in self.descendants(func.body, cst.Return) if self.func_of(r) is func]
+            got = cache[id(func)] = (func, sorted(rets, key=self.off))
+        return got[1]
+
+    def _sleeps_under(self, node: Any) -> int:
+        """How many ``time.sleep``/``asyncio.sleep`` calls ``node`` holds (counted once)."""
+        cache = self.__dict__.setdefault("_sleeps_cache", {})
+        got = cache.get(id(node))
+        if got is None or got[0] is not node:
+            n = sum(
+                1
+                for c in self.descendants(node, self.cst.Call)
+                if self.call_q(c) in ("time.sleep", "asyncio.sleep")
+            )
+            got = cache[id(node)] = (node, n)
+        return got[1]
 
     def _falls_to_false_return(self, tr: Any, create: Any) -> Any:
         """``try: link(tmp, L); return True / except OSError: pass``, then (after clean-up
@@ -1148,18 +1165,14 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             else:
                 region = list(ifn.body.body)
                 busy_stmts = None
-            for st in region:
-                for c in self.descendants(st, cst.Call):
-                    cr = self.creation(c) or self.helper_creation(c)
-                    if cr is None or id(c) in self.probe_calls or id(c) in self.handled_creates:
-                        continue
-                    if cr[2] != "plain":
-                        continue  # mkdir/link after a test: making a directory, not a lock
-                    p = self.path(cr[1])
-                    if p is not None and p.key() == path.key():
-                        creator, creator_cr = c, cr
-                        break
-                if creator is not None:
+            # the first plain creation of the same path in the region (an index of the file's
+            # creations by path, so each test costs its candidates, not the rest of the file)
+            spans = [(st.s, st.e) for st in region]
+            for off, c, cr in self._plain_creations().get(path.key(), ()):
+                if id(c) in self.probe_calls or id(c) in self.handled_creates:
+                    continue
+                if any(s0 <= off < e0 for s0, e0 in spans):
+                    creator, creator_cr = c, cr
                     break
             if creator is None:
                 continue
@@ -1226,6 +1239,24 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 self._unreleased_pidfiles.append(acq)  # a lock if its PID is tested
                 continue
             self.facts.acquires.append(acq)
+
+    def _plain_creations(self) -> dict[str, list[tuple[int, Any, Any]]]:
+        """Every call that creates a file plainly (``open(p, "w")``, ``touch``, a helper that
+        does), by the key of its path: (offset, call, creation), in source order."""
+        got = self.__dict__.get("_plain_creations_idx")
+        if got is None:
+            got = {}
+            for c in self.calls:
+                cr = self.creation(c) or self.helper_creation(c)
+                if cr is None or cr[2] != "plain":
+                    continue  # mkdir/link after a test: making a directory, not a lock
+                p = self.path(cr[1])
+                if p is not None and p.key():
+                    got.setdefault(p.key(), []).append((self.off(c), c, cr))
+            for v in got.values():
+                v.sort(key=lambda t: t[0])
+            self.__dict__["_plain_creations_idx"] = got
+        return got
 
     _ALIVE_CALLS = ("psutil.pid_exists", "os.kill")
 
