@@ -35,6 +35,9 @@ CLASH_ERRORS = (
 FILE_EXISTS_ERRORS = set(CLASH_ERRORS)
 # what a failed non-blocking flock raises: the same wide errors, not FileExistsError
 BUSY_ERRORS = FILE_EXISTS_ERRORS - {"FileExistsError"} | {"BlockingIOError", "PermissionError"}
+# calls that test a stored PID (os.getpgid/os.getsid raise ProcessLookupError for a dead one)
+PID_PROBES = ("psutil.pid_exists", "os.getpgid", "os.getsid")
+SLEEP_CALLS = ("time.sleep", "asyncio.sleep")
 LIB_BUSY_ERRORS_SUFFIX = ("Timeout", "AlreadyLocked", "LockException", "LockError")
 LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
 

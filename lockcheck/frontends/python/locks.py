@@ -24,7 +24,9 @@ from .calls import (
     FILE_EXISTS_ERRORS,
     LIB_BUSY_ERRORS_SUFFIX,
     LOG_METHODS,
+    PID_PROBES,
     REMOVE_CALLS,
+    SLEEP_CALLS,
     Calls,
 )
 from .handlers import Handlers
@@ -566,9 +568,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         got = cache.get(id(node))
         if got is None or got[0] is not node:
             n = sum(
-                1
-                for c in self.descendants(node, self.cst.Call)
-                if self.call_q(c) in ("time.sleep", "asyncio.sleep")
+                1 for c in self.descendants(node, self.cst.Call) if self.call_q(c) in SLEEP_CALLS
             )
             got = cache[id(node)] = (node, n)
         return got[1]
@@ -628,7 +628,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
     def _sleeps(self, stmts: list[Any]) -> bool:
         """The statements wait (``time.sleep``, ``asyncio.sleep``) before going on."""
         return any(
-            self.call_q(c) in ("time.sleep", "asyncio.sleep")
+            self.call_q(c) in SLEEP_CALLS
             for st in stmts
             for c in self.descendants(st, self.cst.Call)
         )
@@ -1258,8 +1258,6 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             self.__dict__["_plain_creations_idx"] = got
         return got
 
-    _ALIVE_CALLS = ("psutil.pid_exists", "os.kill")
-
     def _alive_branch(self, stmts: list[Any]) -> list[Any] | None:
         """The statements run when a liveness test among ``stmts`` finds the holder alive
         (``try: os.kill(pid, 0) / except OSError: ... / else: <alive>``, ``if
@@ -1269,7 +1267,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         def probe(node: Any) -> Any:
             for c in self.descendants(node, cst.Call):
                 q = self.call_q(c)
-                if q in ("psutil.pid_exists", "os.getpgid", "os.getsid") or (
+                if q in PID_PROBES or (
                     q == "os.kill" and self.const(self.arg(c, 1, "sig")) in (0, "0")
                 ):
                     return c

@@ -17,6 +17,7 @@ from ...model import (
     Removal,
 )
 from ...paths import lockish_name
+from .calls import PID_PROBES
 from .gate import PS_CMD
 
 _SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 9: "SIGKILL", 15: "SIGTERM"}
@@ -103,7 +104,7 @@ class Processes:
                 from_file, pid_file = self.pid_source(self.arg(c, 0, "args"))
                 if from_file:
                     self._liveness(c, pid_file)
-            elif q in ("psutil.pid_exists", "os.getpgid", "os.getsid"):
+            elif q in PID_PROBES:
                 # os.getpgid(pid) / os.getsid(pid) raise ProcessLookupError for a dead PID
                 from_file, pid_file = self.pid_source(self.arg(c, 0))
                 if from_file and (q == "psutil.pid_exists" or self.enclosing_try(c) is not None):
