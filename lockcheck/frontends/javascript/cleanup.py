@@ -5,14 +5,12 @@ each existence lock is released on every exit path."""
 
 from __future__ import annotations
 
-import re
-
 from ...hints import Any
 from ...model import Edit, FileFacts, FixTemplate, Kill, LivenessCheck, ReleaseHook, Removal
 from ...paths import lockish_name, same_path
 from . import syntax
 from .busy import Busy
-from .syntax import Tree, arg, object_entries, string_value, text
+from .syntax import TIMES, Tree, arg, object_entries, string_value, text
 from .values import Names
 
 REMOVES = {
@@ -32,8 +30,6 @@ SIGNAL_EVENTS = {"SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"}
 EXIT_HOOKS = {"when-exit", "signal-exit", "exit-hook", "async-exit-hook", "node-cleanup"}
 EXIT_HOOKS |= {f"{m}.default" for m in EXIT_HOOKS} | {"signal-exit.onExit"}
 EXIT_HOOKS |= {"exit-hook.asyncExitHook"}
-# a file's age: fs.Stats times (``stat.mtimeMs``, ``.mtime.getTime()``, ``.ctime``)
-TIMES = re.compile(r"\.(?:mtime|ctime|birthtime)(?:Ms)?\b")
 ORDERING = {"<", ">", "<=", ">="}
 
 
@@ -91,7 +87,11 @@ class Cleanup:
     # -- removals --------------------------------------------------------------------------------
     def _removals(self) -> None:
         for c in self.tree.calls:
-            if self.names.callee(c) not in REMOVES:
+            q = self.names.callee(c)
+            if q in OVERWRITES:
+                self._age_overwrite(c)
+                continue
+            if q not in REMOVES:
                 continue
             path = self.names.path(arg(c, 0))
             via, hook, _runner = self._context(c)
@@ -104,6 +104,18 @@ class Cleanup:
                 r.hook_span = self.tree.span(hook)
                 self._hook(path, via, hook)
             self.facts.removals.append(r)
+
+    def _age_overwrite(self, call: Any) -> None:
+        """A plain write over the file an exclusive create takes, under an age test: the
+        lock judged old is taken over in place (``if (age > STALE) writeFileSync(L, pid)``)."""
+        if "x" in self._write_flags(call):
+            return  # an exclusive create never overwrites
+        path = self.names.path(arg(call, 0))
+        if path is None or not any(same_path(path, a.path) for a in self.facts.acquires):
+            return
+        if self._age_guarded(call):
+            span = self.tree.span(call)
+            self.facts.removals.append(Removal(path, span, stale_guard="age", overwrite=True))
 
     def _lock_path(self, path: Any) -> bool:
         """Only the removal of a lock is a breaker: cache and retention expiry remove old
@@ -124,7 +136,19 @@ class Cleanup:
                     return True
         return False
 
-    def _age_test(self, cond: Any) -> bool:
+    def _age_test(self, cond: Any, depth: int = 0) -> bool:
+        if depth < 2:  # a local helper that judges the age: ``if (isStale(L))``
+            for c in [cond, *syntax.descendants(cond, "call_expression")]:
+                helper = self.names.local_function(c) if c.type == "call_expression" else None
+                if helper is None:
+                    continue
+                body = helper.child_by_field_name("body")
+                if body is not None and body.type != "statement_block":  # p => age(p) > MAX
+                    if self._age_test(body, depth + 1):
+                        return True
+                for ret in syntax.descendants(helper, "return_statement"):
+                    if syntax.function_of(ret) == helper and self._age_test(ret, depth + 1):
+                        return True
         for cmp in [cond, *syntax.descendants(cond, "binary_expression")]:
             op = cmp.child_by_field_name("operator") if cmp.type == "binary_expression" else None
             if op is None or op.type not in ORDERING:

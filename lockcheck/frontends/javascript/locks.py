@@ -12,7 +12,7 @@ from ...paths import lockish_name
 from .. import treesitter
 from . import syntax
 from .busy import Busy
-from .syntax import Tree, arg, object_entries, string_value, text, unwrap
+from .syntax import TIMES, Tree, arg, object_entries, string_value, text, unwrap
 from .values import Names
 
 OPENS = {"fs.openSync": 1, "fs.open": 1, "fs.writeFileSync": 2, "fs.writeFile": 2}
@@ -344,7 +344,7 @@ class Locks:
             if self.names.callee(test) not in TESTS:
                 continue
             tpath = self.names.path(arg(test, 0))
-            if tpath is None:
+            if tpath is None or self._age_read(test):
                 continue
             ifn, negated = self._if_of(test)
             func = syntax.function_of(test)
@@ -380,6 +380,30 @@ class Locks:
                 self.add(acq, c)
                 taken.add(c.start_byte)
                 break
+
+    def _age_read(self, test: Any) -> bool:
+        """``statSync(L).mtimeMs``, or ``const st = statSync(L)`` read only for its times: the
+        lock's age is read (a stale-lock breaker's question), not whether it exists."""
+        up = test.parent
+        while up is not None and up.type in syntax.WRAPPERS:
+            up = up.parent
+        if up is None:
+            return False
+        if up.type == "member_expression":
+            return TIMES.match("." + text(up.child_by_field_name("property") or up)) is not None
+        if up.type != "variable_declarator" or up.child_by_field_name("name") is None:
+            return False
+        name = text(up.child_by_field_name("name"))
+        scope = syntax.function_of(test) or self.tree.root
+        uses = [
+            i for i in syntax.descendants(scope, "identifier") if text(i) == name and i.parent != up
+        ]
+        return bool(uses) and all(
+            i.parent.type == "member_expression"
+            and i.parent.child_by_field_name("object") == i
+            and TIMES.match("." + text(i.parent.child_by_field_name("property")))
+            for i in uses
+        )
 
     def _creates_after(self, test: Any, func: Any, creates: list[Any]) -> list[tuple[Any, Any]]:
         """(create, where it runs in ``func``) after ``test``: the creates of ``func`` itself,

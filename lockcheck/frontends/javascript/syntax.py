@@ -3,6 +3,7 @@ reads it with (calls, arguments, strings, enclosing functions and statements, co
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ...hints import Any
@@ -28,6 +29,8 @@ WRAPPERS = {
     "type_assertion",
     "satisfies_expression",
 }
+# a file's age: fs.Stats times (``stat.mtimeMs``, ``.mtime.getTime()``, ``.ctime``)
+TIMES = re.compile(r"\.(?:mtime|ctime|birthtime)(?:Ms)?\b")
 
 
 class Tree:
