@@ -70,11 +70,13 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.seen_other: set[tuple] = set()
         self.inlines = 0
         self.in_trap = False
+        self._late: dict | None = None  # top-level assignments a trap may read (values.py)
         self.inode_recheck = False
         self.flock_close: set[int] = set()
         self.weak: set[int] = set()
         self.override_order: dict[int, int] = {}  # StatusOverride -> order of its trap
         self.top_stmt = None
+        self.root = None
         self.untrapping: set[int] = set()  # busy branches that reset the EXIT trap
         self.loser_exits: dict[int, bool] = {}  # acquires whose losing run can exit
         self.referenced: dict[str, set[str]] = {}  # function -> functions ("" = top) calling it
@@ -95,6 +97,8 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.made_at: dict[int, int] = {}  # id() of a test-then-create acquire -> its creation
         self.cte_acqs: list[int] = []
         self.trap_keys: set[str] = set()
+        self.trap_relocked: set[str] = set()  # trap keys removed only under a flock (traps.py)
+        self.relocking = 0  # walking what runs only after a trap's `flock ... &&`
         self.trap_span: Span | None = None
         self.stale_rest = None
         self._stale_list_right = None

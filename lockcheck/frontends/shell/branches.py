@@ -37,8 +37,10 @@ class Branches:
             status = 0
         return self.branch_outcome(br, status, acq_node)
 
-    def branch_outcome(self, br: Branch, status, acq_node, depth: int = 0) -> BusyBranch | None:
-        busy = self._branch_outcome(br, status, acq_node, depth)
+    def branch_outcome(
+        self, br: Branch, status, acq_node, depth: int = 0, nested: bool = True
+    ) -> BusyBranch | None:
+        busy = self._branch_outcome(br, status, acq_node, depth, nested)
         if busy is not None:
             for node, _ in self._flatten(br.stmts[:60] if br.fallthrough else br.stmts):
                 if node.type == "command" and self.cmd_name(node) == "trap":
@@ -47,7 +49,9 @@ class Branches:
                         self.untrapping.add(id(busy))
         return busy
 
-    def _branch_outcome(self, br: Branch, status, acq_node, depth: int = 0) -> BusyBranch | None:
+    def _branch_outcome(
+        self, br: Branch, status, acq_node, depth: int = 0, nested: bool = True
+    ) -> BusyBranch | None:
         last = status
         durable = self.durable_global
         first = None
@@ -58,7 +62,7 @@ class Branches:
         for node, _bg in stmts:
             if first is None:
                 first = node
-            if node.type == "if_statement" and depth < 3:
+            if node.type == "if_statement" and depth < 3 and nested:
                 # `if holder_alive; then echo running; exit 0; fi; <takeover>`: the skip is the
                 # nested exit
                 nested = self._nested_exit(node, acq_node, depth)

@@ -185,3 +185,6 @@ class TrapEvent:
     disarm: bool = False  # `trap - EXIT` / `trap '' EXIT`
     top: object = None  # the top-level statement, when the trap is one
     removals: list = field(default_factory=list)
+    # keys removed only after the trap takes the flock again (`flock -xn 9 && rm -f L`): the
+    # losing run, which cannot get it while the winner holds it, does not remove them
+    relocked: set = field(default_factory=set)

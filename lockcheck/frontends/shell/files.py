@@ -79,6 +79,8 @@ class Files:
         )
         if self.in_trap:
             self.trap_keys.add(key)
+            if self.relocking:
+                self.trap_relocked.add(key)
         dk = ("rm", cmd.start_byte, key, via, self.offmap is not None)
         if not self._dedupe(dk):
             return
@@ -269,27 +271,47 @@ class Files:
         if op in (">", ">|", "&>") and name == ":" and self.maybe_probe(node, path, pos, None):
             return
         # an append adds to a file that may well exist: not the creation half of a lock
-        self.created_path(path, node, pos, guard=op not in (">>", "&>>"))
+        if op in (">>", "&>>"):
+            self.created_path(path, node, pos, guard=False)
+        else:
+            self.created_path(path, node, pos, child=self._records_child(cmd, name))
+
+    def _records_child(self, cmd, name: str) -> bool:
+        if cmd is None or name not in ("echo", "printf"):
+            return False
+        words = [_txt(a).strip("\"'") for a in self.cmd_args(cmd)]
+        words = [w for w in words if w not in ("-n", "%s", "%s\\n", "%d", "%d\\n")]
+        return words in (["$!"], ["${!}"])
 
     def created_path(
-        self, path: PathExpr, node, pos: Pos, guard: bool = True, directory: bool = False
+        self,
+        path: PathExpr,
+        node,
+        pos: Pos,
+        guard: bool = True,
+        directory: bool = False,
+        child: bool = False,
     ) -> None:
         if name_probe := self.maybe_probe(node, path, pos, None):
             return name_probe
         self.facts.created.append(path)
         if not guard:
             return
-        if not self.check_then_create(path, node, directory):
+        if not self.check_then_create(path, node, directory, child):
             self.pid_file_acquire(path, node, path.key())
 
-    def check_then_create(self, path: PathExpr, node, directory: bool = False) -> bool:
+    def check_then_create(self, path: PathExpr, node, directory=False, child=False) -> bool:
         """A creation of ``path`` that a test of it leading to a skip/exit came before (a
         directory test `-d` guards only a directory's creation, `[ -d D ] && exit; mkdir D`):
-        the acquire of a test-then-create lock.  True when it is one."""
+        the acquire of a test-then-create lock.  True when it is one.  ``child``: the file
+        records the PID of a child just started (`echo $! > F`); a test that only stops the
+        old one first (`[ -f F ] && kill "$(cat F)"`, a restart) decides nothing then."""
         key = path.key()
         for c in self.cte:
             tkey, tnode, order, done = c[0], c[1], c[2], c[3]
             if (c[6] == "-d") != directory and c[6] != "-e":
+                continue
+            if child and c[4] is None:
                 continue
             if tkey == key and not done[0]:
                 done[0] = True
@@ -467,8 +489,15 @@ class Files:
             exists_br = pos.on_fail if negated else pos.on_success
             if exists_br is None:
                 continue
-            # $? when that branch starts: `test ! -f L || exit` exits 1, `[ -f L ] && exit` 0
-            busy = self.branch_outcome(exists_br, int(negated) ^ int(pos.negated), node)
+            # $? when that branch starts: `test ! -f L || exit` exits 1, `[ -f L ] && exit` 0.
+            # A branch that falls through to the rest of the script shares it with the run
+            # that creates: an `if ...; then exit; fi` there is another decision
+            busy = self.branch_outcome(
+                exists_br,
+                int(negated) ^ int(pos.negated),
+                node,
+                nested=not exists_br.fallthrough,
+            )
             if (
                 (busy is None or not busy.ends_run)
                 and not negated

@@ -175,7 +175,7 @@ class Finish:
         for ev in self.traps:
             if not ev.keys:
                 continue
-            for key in sorted(ev.keys):
+            for key in sorted(ev.keys - ev.relocked):
                 active = []
                 for i, a in enumerate(acqs):
                     if a.path is None or a.path.key() != key:

@@ -45,17 +45,34 @@ class Processes:
                 src = self._ps_grep_source(bare[:-1] if wc and self._counts(bare[-1]) else bare)
                 if src is not False:
                     counted = any(self._counts(c) for c in bare[1:])
-                    return bare[0], src, counted
+                    return bare[0], src, int(counted)
+                if len(bare) == 2 and wc and self._counts(bare[1]):
+                    # `ps -p "$(cat F)" | wc -l`: the lines of the process found, and the
+                    # header line unless ps is told to leave it out
+                    found = self._ps_pid_source(bare[0])
+                    if found is not None:
+                        return bare[0], found[0], 1 + found[1]
             if n.type == "command" and self.cmd_name(n) == "ps":
-                args = self.cmd_args(n)
-                argt = [_txt(a) for a in args]
-                for i, t in enumerate(argt):
-                    if t in ("-p", "--pid", "-q") and i + 1 < len(args):
-                        src = self.pid_file_of(args[i + 1])
-                        if src is not False:
-                            return n, src, False
-                return None
+                found = self._ps_pid_source(n)
+                return (n, found[0], 0) if found is not None else None
             stack.extend(n.named_children)
+        return None
+
+    def _ps_pid_source(self, cmd) -> tuple[PathExpr | None, int] | None:
+        """`ps -p PID ...` of a stored PID: (its pid file, 1 when ps prints a header line)."""
+        if cmd.type != "command" or self.cmd_name(cmd) != "ps":
+            return None
+        args = self.cmd_args(cmd)
+        argt = [_txt(a) for a in args]
+        for i, t in enumerate(argt):
+            if t in ("-p", "--pid", "-q") and i + 1 < len(args):
+                src = self.pid_file_of(args[i + 1])
+                if src is not False:
+                    quiet = any(
+                        w in ("h", "--no-headers", "--no-heading") or re.search(r"=(\s|$)", w)
+                        for w in argt
+                    )
+                    return src, 0 if quiet else 1
         return None
 
     def _counts(self, c) -> bool:
@@ -76,9 +93,9 @@ class Processes:
         # true when the holder is dead: an empty lookup (`-z`), unless negated
         self.liveness_file(ps_cmd, src, pos, True, negated=(op == "-z") != neg)
 
-    # a count compared with 0 or 1: true when no process matched (dead)
-    _COUNT_DEAD = {("-eq", 0), ("=", 0), ("==", 0), ("-lt", 1), ("-le", 0)}
-    _COUNT_ALIVE = {("-ne", 0), ("!=", 0), ("-gt", 0), ("-ge", 1)}
+    # a count compared with 0 or 1: true when no process matched (dead) / one did (alive)
+    _COUNT_DEAD = {("-eq", 0), ("=", 0), ("==", 0), ("-lt", 1), ("-le", 0), ("-ne", 1), ("!=", 1)}
+    _COUNT_ALIVE = {("-ne", 0), ("!=", 0), ("-gt", 0), ("-ge", 1), ("-eq", 1), ("=", 1), ("==", 1)}
 
     def liveness_count_test(self, node, txt: str, neg: bool, pos: Pos) -> None:
         """`[ "$N" -eq 0 ]` / `[[ $N -gt 0 ]]` of a counted process lookup of a stored PID."""
@@ -88,10 +105,10 @@ class Processes:
         )
         if m is None or m.group(1) not in self.live_vars or not self.live_vars[m.group(1)][2]:
             return
-        key = (m.group(2), int(m.group(3)))
+        ps_cmd, src, counted = self.live_vars[m.group(1)]
+        key = (m.group(2), int(m.group(3)) - (counted - 1))  # less the ps header line
         if key not in self._COUNT_DEAD and key not in self._COUNT_ALIVE:
             return
-        ps_cmd, src, _counted = self.live_vars[m.group(1)]
         self.liveness_file(ps_cmd, src, pos, True, negated=(key in self._COUNT_DEAD) != neg)
 
     # ------------------------------------------------------------------ processes

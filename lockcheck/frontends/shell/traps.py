@@ -42,6 +42,7 @@ class Traps:
         is_exit = any(s.removeprefix("SIG") in SIGNALS_EXIT for s in sigs)
         self.trap_span = self.span(cmd)
         self.trap_keys = set()
+        self.trap_relocked = set()
         saved = (self.in_trap, self.cond_depth, self.stale, self.offmap)
         self.in_trap = True
         self.trap_depth = self.cond_depth
@@ -54,6 +55,7 @@ class Traps:
             self.in_trap, self.cond_depth, self.stale, self.offmap = saved
         keys = set(self.trap_keys)
         ev = TrapEvent(self.order, is_exit, keys, cmd, self.span(cmd))
+        ev.relocked = set(self.trap_relocked)
         ev.before_exit = False
         top = self.top_stmt
         ev.top = (
@@ -75,6 +77,19 @@ class Traps:
                     "drop the trap that removes the lock file", whole.edits
                 )
         self.traps.append(ev)
+
+    def takes_flock(self, node) -> bool:
+        """``node`` (the left side of ``&&`` in a trap) succeeds only holding the flock:
+        `flock -xn 9`, or a helper whose body runs flock (`_lock xn`)."""
+        if node.type == "redirected_statement":
+            node = node.child_by_field_name("body") or node
+        if node.type != "command":
+            return False
+        name = self.cmd_name(node)
+        if name == "flock":
+            return True
+        fn = self.functions.get(name)
+        return fn is not None and re.search(r"(?<![\w-])flock\b", _txt(fn)) is not None
 
     def walk_trap_body(self, action, cmd, is_exit: bool) -> None:
         self._trap_dquoted = action.type == "string"

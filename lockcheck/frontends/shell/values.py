@@ -308,6 +308,9 @@ class Values:
                 return [Part(PartKind.UNKNOWN, "${" + name + "}")]
             self._charge(_value_size(v))
             return list(v)
+        late = self._late_value(name, depth) if self.in_trap else None
+        if late is not None:
+            return late
         if name == "HOME":
             return [Part(PartKind.HOME)]
         if name in ("USER", "LOGNAME", "UID", "EUID", "USERNAME"):
@@ -317,6 +320,25 @@ class Values:
         if name == "BASH_SOURCE":
             return [Part(PartKind.SCRIPT)]
         return [Part(PartKind.VAR, name)]
+
+    def _late_value(self, name: str, depth: int) -> list[Part] | None:
+        """A trap's handler runs when the run ends or is signalled, after the statements that
+        follow the ``trap``: a variable still unset where the trap is installed (`trap
+        cleanup INT TERM` first, `lock=/tmp/x.lock` below) has the value the script's last
+        top-level assignment gives it."""
+        if self._late is None:
+            self._late = {}
+            for n in self.root.named_children if self.root is not None else ():
+                if n.type == "variable_assignment" and n.child_by_field_name("value"):
+                    self._late[_txt(n.child_by_field_name("name"))] = n
+        node = self._late.get(name)
+        if node is None or depth > 8:
+            return None
+        self._late.pop(name)  # `x=$x.lock`: read once
+        try:
+            return self._parts(node.child_by_field_name("value"), True, depth + 1)
+        finally:
+            self._late[name] = node
 
     def _expansion(self, node, depth: int) -> list[Part]:
         name = None

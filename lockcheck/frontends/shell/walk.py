@@ -346,7 +346,10 @@ class Walk:
             self._pending_stale_success = None
             self._pending_stale_fail = None
             self._stale_list_right = None
+            relock = self.in_trap and self.takes_flock(left)
+            self.relocking += relock
             self._list_right(right, pos, saved)
+            self.relocking -= relock
         else:
             for c in node.named_children:
                 self.stmt(c, Pos())
@@ -421,7 +424,10 @@ class Walk:
         if self._pending_stale_success is not None:
             self.stale = self._pending_stale_success
         self._pending_stale_success = None
+        relock = self.in_trap and bool(conds) and self.takes_flock(conds[-1])
+        self.relocking += relock
         self.walk_seq(then_stmts, tail=pos.tail)
+        self.relocking -= relock
         self.stale = saved
         if self._pending_stale_fail is not None:
             self.stale = self._pending_stale_fail
@@ -536,7 +542,7 @@ class Walk:
             if subshell:
                 self.subshells.append(pos)
         else:
-            self.walk_seq(stmts, tail=pos.tail or subshell)
+            self.walk_seq(stmts, tail=pos.tail)
         if subshell:
             self.subshells.pop()
             self.set_e, self.noclobber = flags

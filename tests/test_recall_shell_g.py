@@ -1,0 +1,209 @@
+"""Shell shapes behind set G's misses and false positives (bench/recall/SET-G.md, read as a
+dev set from session 12 on), each as a class with a positive beside a negative, through the
+CLI: a busy branch that ends a subshell the script goes on after, an unrelated check after a
+create-if-missing, a trap that reads variables assigned after it, a trap that removes the
+lock only once it holds the flock again, a restart that records its child's PID, and a
+counted `ps -p` with its header line."""
+
+from __future__ import annotations
+
+from helpers import scan_files
+
+
+def codes(found: set[tuple[str, int]], code: str) -> set[int]:
+    return {line for c, line in found if c == code}
+
+
+# ------------------------------------------- 1. a busy branch that only ends a subshell
+
+SUBSHELL = """
+    #!/bin/bash
+    set -e
+    LOCK=/var/lib/app/entrypoint.lock
+    (
+        flock -n 9 \\
+            && make dev \\
+            || echo "another container holds the lock, skipping make dev"
+    ) 9>"$LOCK"
+    {after}
+"""
+
+
+def test_a_skip_that_only_ends_a_subshell_does_not_end_the_run(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "goes-on.sh": SUBSHELL.format(after='exec "$@"'),
+            "last.sh": SUBSHELL.format(after=""),
+        },
+    )
+    assert codes(got["goes-on.sh"], "LCK401") == set(), got
+    assert codes(got["last.sh"], "LCK401") == {7}, got  # the subshell ends the script
+
+
+# ------------------------------- 2. an unrelated check after a create-if-missing
+
+MISSING = """
+    #!/bin/bash
+    pidfile=/var/lib/datenfresser/run.pid
+    if [ ! -f $pidfile ]; then
+        touch $pidfile
+    fi
+    if [ ! -w $pidfile ]; then
+        exit 1
+    fi
+    {body}
+    /usr/sbin/datenfresser -d
+"""
+
+
+def test_a_check_after_create_if_missing_is_no_busy_branch_of_the_test(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "missing.sh": MISSING.format(body=""),
+            # the exists branch itself leaves: a test-then-create lock
+            "guard.sh": MISSING.replace(
+                "        touch $pidfile\n    fi",
+                "        touch $pidfile\n    else\n        exit 0\n    fi",
+            ).format(body="trap 'rm -f \"$pidfile\"' EXIT"),
+        },
+    )
+    assert not codes(got["missing.sh"], "LCK103"), got
+    assert codes(got["guard.sh"], "LCK103") == {4}, got
+
+
+# ------------------------------- 3. a trap that reads variables assigned after it
+
+LATE = """
+    #!/bin/bash
+    trap onexit INT TERM
+    prog="watering_check"
+    lock="/var/lib/pi/${prog}.lock"
+    onexit () {
+        rm -f "${lock}"
+        exit
+    }
+    if [ -f $lock ]; then
+        exit 75
+    fi
+    date > $lock
+    nice -19 /home/pi/watering.py
+    onexit
+"""
+
+
+def test_a_trap_handler_reads_the_value_the_script_assigns_after_the_trap(tmp_path):
+    other = LATE.replace('rm -f "${lock}"', 'rm -f "${lock}" /var/lib/pi/other.lock')
+    got = scan_files(tmp_path, {"late.sh": LATE, "other.sh": other})
+    assert not codes(got["late.sh"], "LCK107"), got  # its own lock, not another job's
+    assert codes(got["late.sh"], "LCK203") == {2}, got  # installed before the test
+    assert codes(got["other.sh"], "LCK107") == {6}, got
+
+
+# ------------------ 4. a trap that removes the lock only once it holds the flock again
+
+RELOCK = """
+    #!/bin/bash
+    LOCKFILE=/var/lib/doge/cron.lock
+    LOCKFD=99
+    _lock()             {{ flock -$1 $LOCKFD; }}
+    _no_more_locking()  {{ _lock u; {guard}rm -f $LOCKFILE; }}
+    exec 99>"$LOCKFILE"
+    trap _no_more_locking EXIT
+    _lock xn || exit 75
+    python3 daily_task.py
+"""
+
+RELOCK_IF = """
+    #!/bin/bash
+    LOCK=/var/lib/job/job.lock
+    cleanup() {
+        if flock -n 9; then
+            rm -f "$LOCK"
+        fi
+    }
+    exec 9>>"$LOCK"
+    trap cleanup EXIT
+    flock -n 9 || exit 75
+    run-job
+"""
+
+
+def test_a_trap_removal_under_a_new_flock_is_not_run_by_the_losing_run(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "relock.sh": RELOCK.format(guard="_lock xn && "),
+            "plain.sh": RELOCK.format(guard=""),
+            "relock-if.sh": RELOCK_IF,
+            "plain-if.sh": RELOCK_IF.replace("if flock -n 9; then", "if true; then"),
+        },
+    )
+    assert not codes(got["relock.sh"], "LCK203"), got
+    assert not codes(got["relock-if.sh"], "LCK203"), got
+    assert codes(got["plain.sh"], "LCK203") == {7}, got
+    assert codes(got["plain-if.sh"], "LCK203") == {9}, got
+    for name in got:  # the removal of a flocked file stays LCK201 either way
+        assert codes(got[name], "LCK201"), (name, got[name])
+
+
+# ------------------------------------------ 5. a restart that records its child's PID
+
+RESTART = """
+    #!/bin/bash
+    cd /home/app
+    app="echo-demo"
+    if [ -f $app.pid ]; then
+        {exists}
+    fi
+    nohup ./$app >/dev/null 2>&1 &
+    echo $! > $app.pid
+"""
+
+
+def test_a_restart_that_records_its_child_is_no_test_then_create(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "restart.sh": RESTART.format(exists="kill -9 $(cat $app.pid)\n    rm -f $app.pid"),
+            "guard.sh": RESTART.format(exists='echo "already running"\n    exit 1'),
+        },
+    )
+    assert not codes(got["restart.sh"], "LCK103"), got
+    assert not codes(got["restart.sh"], "LCK501"), got
+    assert codes(got["restart.sh"], "LCK108") == {5}, got
+    assert codes(got["guard.sh"], "LCK103") == {9}, got  # the test decides: a lock
+
+
+# ------------------------------------------------ 6. `ps -p PID | wc -l` and its header
+
+COUNT = """
+    #!/bin/bash
+    PIDFILE=/var/lib/saferun/job.pid
+    if [ -f $PIDFILE ]; then
+        c=$(ps -p $(cat $PIDFILE){opts} | wc -l)
+        if [ $c -eq {n} ]; then
+            echo 'already running' 1>&2
+            exit 1
+        fi
+    fi
+    echo "$$" > $PIDFILE
+    "$@"
+    rm -f $PIDFILE
+"""
+
+
+def test_a_counted_ps_lookup_is_read_with_its_header_line(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "header.sh": COUNT.format(opts="", n=2),
+            "quiet.sh": COUNT.format(opts=" -o pid=", n=1),
+            # two lines without a header: never one process of a PID
+            "odd.sh": COUNT.format(opts=" -o pid=", n=2),
+        },
+    )
+    assert codes(got["header.sh"], "LCK105") == {4}, got
+    assert codes(got["quiet.sh"], "LCK105") == {4}, got
+    assert not codes(got["odd.sh"], "LCK105"), got
