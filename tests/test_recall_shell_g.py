@@ -207,3 +207,95 @@ def test_a_counted_ps_lookup_is_read_with_its_header_line(tmp_path):
     assert codes(got["header.sh"], "LCK105") == {4}, got
     assert codes(got["quiet.sh"], "LCK105") == {4}, got
     assert not codes(got["odd.sh"], "LCK105"), got
+
+
+# ---------------------------------------- 7. a notice mailed before a bare exit is 0
+
+MAILED = """
+    #!/bin/sh
+    LOCK_FILE=/var/lib/rsync/penang.lock
+    DAILY_LOG=/var/log/rsync/penang_daily.log
+    if [ -e $LOCK_FILE ]; then
+        echo "$(date): lock file detected, exiting" >> $DAILY_LOG
+        {notice} < $DAILY_LOG
+        exit
+    fi
+    touch $LOCK_FILE
+    trap 'rm -f $LOCK_FILE' EXIT
+    rsync -a /srv/assets/ mirror::assets
+"""
+
+
+def test_a_mailed_notice_before_a_bare_exit_leaves_status_0(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "mail.sh": MAILED.format(notice='mail -s "[rsync] skipped" ops@example.org'),
+            "other.sh": MAILED.format(notice="/usr/local/bin/report-skip"),
+        },
+    )
+    assert codes(got["mail.sh"], "LCK402") == {7}, got
+    assert not codes(got["other.sh"], "LCK402") | codes(got["other.sh"], "LCK401"), got
+
+
+# --------------------- 8. a PID written into a tested name is a lock, even if kept
+
+DAEMONIZE = """
+    #!/bin/bash
+    PID_PATH=/var/lib/canary/canary.state
+    if [[ -f "$PID_PATH" ]]
+    then
+        echo "$PID_PATH exists"
+        exit 1
+    fi
+    {before}
+    setsid /opt/canary/run &>/var/log/canary.log & disown
+    {write} >$PID_PATH
+"""
+
+
+def test_a_pid_written_into_a_tested_name_is_a_lock_though_never_removed(tmp_path):
+    # the name is not lock-like: only the PID written into it makes it more than a marker
+    got = scan_files(
+        tmp_path,
+        {
+            "child.sh": DAEMONIZE.format(before="", write="printf '%d\\n' \"$!\""),
+            "own.sh": DAEMONIZE.format(before="", write="echo $$"),
+            # a run-once marker holds no PID
+            "marker.sh": DAEMONIZE.format(before="", write="date"),
+            # the PID recorded under a flock held by then: no race on the name
+            "flocked.sh": DAEMONIZE.format(
+                before="exec 9>/var/lib/canary/lock\nflock -n 9 || exit 75", write="echo $$"
+            ),
+        },
+    )
+    assert codes(got["child.sh"], "LCK103") == {10}, got
+    assert codes(got["own.sh"], "LCK103") == {10}, got
+    assert not codes(got["marker.sh"], "LCK103"), got
+    assert not codes(got["flocked.sh"], "LCK103"), got  # (its lock is the flock)
+
+
+# --------------------------- 9. a stop action removes the record of what it killed
+
+STOP = """
+    #!/bin/bash
+    set -e
+    PID_FILE=/var/run/pid/canary.pid
+    if [[ ! -f "$PID_FILE" ]]; then
+        echo "No PID file found at $PID_FILE"
+        exit 0
+    fi
+    PID=$(<${{PID_FILE}})
+    {kill}
+    rm $PID_FILE
+"""
+
+
+def test_removing_the_pid_file_of_a_process_it_killed_is_no_foreign_lock_removal(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {"stop.sh": STOP.format(kill="kill -- $PID"), "rm.sh": STOP.format(kill="echo $PID")},
+    )
+    assert not codes(got["stop.sh"], "LCK107"), got
+    assert codes(got["stop.sh"], "LCK108") == {9}, got
+    assert codes(got["rm.sh"], "LCK107") == {10}, got

@@ -61,6 +61,8 @@ def foreign_lock_removal(ctx: Context):
             continue
         if any(glob_matches(rm.path, p.path) for p in facts.probes):
             continue
+        if any(k.pid_file is not None and same_path(k.pid_file, rm.path) for k in facts.kills):
+            continue  # a stop action: the PID stored there was signalled, its record goes
         what = "lock files matching" if rm.is_glob else "the lock"
         yield ctx.finding(
             "LCK107",

@@ -20,6 +20,19 @@ when it leaves fewer bytes in error than the one before:
   ``enum`` (``[Flags()]``), an enum's underlying type (``enum E : byte``), a constructor's
   ``: base(...)`` call: spaces.
 
+Two maskings apply to the whole file before the first parse, because the grammar reads them
+wrongly without an error (a typographic string becomes a command name):
+
+* the typographic quotes PowerShell takes for quotes (``“ ” „`` and ``‘ ’``; scripts pasted
+  from a web page or a word processor have them): each three-byte quote becomes its ASCII
+  quote and two blanks, on the outer side of the string (``"  `` for an opening one, ``  "``
+  for a closing one), so that the string node covers the quotes' bytes;
+* the dashes PowerShell takes for ``-`` before a parameter or operator name (``–Force``,
+  ``—eq``: en dash, em dash, horizontal bar): two blanks and ``-``, the name unmoved
+  (:func:`.syntax.text` reads such a node's first character as ``-``); and the explicitly
+  case-insensitive or case-sensitive ``-iin``/``-inotin``/``-cin``/``-cnotin`` the grammar
+  lacks become ``-in``/``-notin`` and a blank.
+
 ``class``/``enum`` bodies, generic type names (``[List[string]]``), here-strings and
 ``${braced}`` names parse as they are."""
 
@@ -44,6 +57,25 @@ _MULTIPLIER = re.compile(rb"(?<![\w$.])\d+(?:\.\d+)?(?=[KMGTP][Bb]\b|[kmgtp]B\b)
 _ENUM_ATTR = re.compile(rb"^[ \t]*(\[[A-Za-z.]+\([^()\n]*\)\][ \t]*)+(?=enum\b)", re.I)
 _ENUM_BASE = re.compile(rb"\benum[ \t]+\w+([ \t]*:[ \t]*[\w.]+)(?=[ \t]*\{|[ \t]*$)", re.I)
 _BASE_CALL = re.compile(rb"\)([ \t]*:[ \t]*base[ \t]*\([^()\n]*\))(?=[ \t]*\{)", re.I)
+
+
+_OPEN_QUOTES = re.compile(rb"\xe2\x80[\x9c\x9e]")  # “ „
+_CLOSE_QUOTE = b"\xe2\x80\x9d"  # ”
+_SINGLE_OPEN, _SINGLE_CLOSE = b"\xe2\x80\x98", b"\xe2\x80\x99"  # ‘ ’
+_DASH = re.compile(rb"(?:(?<=[\s(,;{|=])|^)\xe2\x80[\x93\x94\x95](?=[A-Za-z])", re.M)
+DASHES = (b"\xe2\x80\x93", b"\xe2\x80\x94", b"\xe2\x80\x95")
+_CASE_IN = re.compile(rb"(?<=[\s)])-[ic](not)?in(?=[\s(@$])", re.I)
+
+
+def typography(src: bytes) -> bytes:
+    """``src`` with typographic quotes and dashes, and ``-iin``/``-cin``, masked (see above)."""
+    if b"\xe2\x80" not in src and not _CASE_IN.search(src):
+        return src
+    out = _OPEN_QUOTES.sub(b'"  ', src)
+    out = out.replace(_CLOSE_QUOTE, b'  "').replace(_SINGLE_OPEN, b"'  ")
+    out = out.replace(_SINGLE_CLOSE, b"  '")
+    out = _DASH.sub(b"  -", out)
+    return _CASE_IN.sub(lambda m: b"-notin " if m.group(1) else b"-in ", out)
 
 
 def error_ranges(root: Any) -> list[tuple[int, int]]:
@@ -136,6 +168,7 @@ def _quoted(line: bytes, at: int) -> bool:
 
 def parse(parser: Any, src: bytes) -> tuple[bytes, Any]:
     """(the bytes parsed, the root node): ``src`` itself, or its best masking."""
+    src = typography(src)
     root = parser.parse(src).root_node
     if not root.has_error:
         return src, root

@@ -107,7 +107,10 @@ def text(node: Any) -> str:
     """The source of ``node`` as the file has it (not as masked for the grammar)."""
     pair = _ORIGINAL.get()
     if pair is not None:
-        original = pair[1][node.start_byte : node.end_byte]
+        s = node.start_byte
+        original = pair[1][s : node.end_byte]
+        if pair[0][s : s + 1] == b"-" and pair[1][s - 2 : s + 1] in premask.DASHES:
+            return "-" + original[1:].decode("utf-8", "surrogateescape")  # `–Force`
         return original.decode("utf-8", "surrogateescape")
     return treesitter.text_of(node)
 

@@ -72,7 +72,9 @@ class TestThenCreate:
                 if ifn is not None:
                     stmts = self.if_branch(ifn, not negated)
                     if any(syntax.within(cmd, st) for st in stmts or []):
-                        break  # written where the name exists: a rewrite, not a create
+                        # written where the name exists: a rewrite (a takeover), not the
+                        # create; that may follow in the other branch
+                        continue
                     if stmts is not None:
                         acq.busy = self.busy(stmts, test)
                     waits = self._waits_in(stmts or [], tpath) or self._retried(test, ifn)

@@ -460,6 +460,7 @@ class _Gate:
         self.module_aliases: dict[str, str] = {}  # local name -> module (os, shutil)
         self.removals: list[tuple[ast.expr, list[ast.expr]]] = []  # (func, target exprs)
         self.exists_ifs: list[ast.If] = []
+        self.getpid = False  # os.getpid seen: a PID may be written into a tested name
         self.call_ifs: list[ast.If] = []
         self.defs: dict[str, list[ast.AST]] = {}  # the file's functions by name
         self.blocks: list[list[ast.stmt]] = []
@@ -478,9 +479,11 @@ class _Gate:
             if t is ast.Name:
                 if node.id in LIB_NAMES:
                     return node.id
+                self.getpid |= node.id == "getpid"
             elif t is ast.Attribute:
                 if node.attr in LIB_NAMES:
                     return node.attr
+                self.getpid |= node.attr == "getpid"
             elif t is ast.Constant:
                 if isinstance(node.value, str) and MODE_X.match(node.value):
                     self.x_mode_const = True
@@ -560,6 +563,8 @@ class _Gate:
             return "create under a clash handler"
         self.removals = self.os_removals()
         if not self.removals:
+            if self.getpid and self._check_then_create(kept=True):
+                return "check then create of a PID file"  # the run's PID kept in it
             return None
         if self._probe():
             return "probe"
@@ -648,7 +653,9 @@ class _Gate:
                     return True
         return False
 
-    def _check_then_create(self) -> bool:
+    def _check_then_create(self, kept: bool = False) -> bool:
+        """A tested name created afterwards and removed somewhere (``kept``: never removed,
+        as a PID file handed on to its caller is)."""
         ifs = self.exists_ifs + [
             i for i in self.call_ifs if self._through_helpers(i.test, _tested_in) != []
         ]
@@ -668,7 +675,7 @@ class _Gate:
             created = [
                 t for st in region for t in self._through_helpers(st, _created_in, plain=True)
             ]
-            if self._related(tested, created, removed):
+            if self._related(tested, created) if kept else self._related(tested, created, removed):
                 return True
         return False
 

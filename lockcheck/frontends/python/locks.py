@@ -597,12 +597,16 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
 
     _PID_WORD = re.compile(r"\bpid\b|getpid|_pid\b", re.I)
 
-    def _writes_pid(self, creator: Any) -> bool:
+    def _writes_pid(self, creator: Any, own: bool = False) -> bool:
         """The created file is written with a PID (``f.write(str(os.getpid()))``, ``pid``) in
-        the creating statement or the two after it: a pid file, not an output."""
+        the creating statement or the two after it: a pid file, not an output.  ``own``:
+        the run's own PID (``os.getpid()``)."""
         st = self.stmt_of(creator)
         sibs, i = self.block_siblings(st)
-        return any(self._PID_WORD.search(self.code(s)) for s in sibs[i : i + 3])
+        word = self._OWN_PID if own else self._PID_WORD
+        return any(word.search(self.code(s)) for s in sibs[i : i + 3])
+
+    _OWN_PID = re.compile(r"\bgetpid\(\)")
 
     def _raise_escapes(self, raise_node: Any) -> bool:
         """No caller of this file catches the error raised (as a busy branch)."""
@@ -1179,7 +1183,10 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             released = [
                 c for c, _r in self.removals_of(path) if not (positive and self.within(c, ifn))
             ]
-            marker = not released  # a run-once marker, never removed (or only as a takeover)
+            # a run-once marker, never removed (or only as a takeover); not a file the run's
+            # PID is written into (`f.write(str(os.getpid()))`): a PID record, removed by
+            # whoever the lock is handed to
+            marker = not released and not self._writes_pid(creator, own=True)
             if (
                 positive
                 and self._removes_on_normal_path(busy_stmts, path)

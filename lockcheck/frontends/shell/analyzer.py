@@ -59,6 +59,7 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
         self.cte: list[tuple] = []  # check-then-create candidates
         self.file_tests: dict[str, object] = {}  # path key -> first `-e`/`-f` test of it
         self.alive_busy: dict[str, object] = {}  # pid file key -> busy branch when alive
+        self.pid_written: set[int] = set()  # ids of test-then-create acquires writing a PID
         self.pid_made: set[int] = (
             set()
         )  # ids of the acquires a PID write after a liveness test made

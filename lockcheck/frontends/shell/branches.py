@@ -10,6 +10,8 @@ from ...model import BusyBranch, Edit, FixTemplate
 from .data import REMOVERS, SIGNALS_EXIT, STATEMENT_SKIP, Branch, Pos, _txt
 
 ZERO_CMDS = {"echo", "printf", ":", "true", "logger", "log", "warn", "info", "say", "msg"}
+# notices sent to someone: read, like a message, as succeeding
+ZERO_CMDS |= {"mail", "mailx", "sendmail", "notify-send", "wall"}
 # helpers that exit by their very name, defined in a file this one is sourced with
 # (`die 1 "exists"` in an include): the run ends, with a status not known here
 EXIT_HELPERS = {"die", "fatal", "abort", "bail", "error_exit"}

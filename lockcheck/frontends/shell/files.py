@@ -326,6 +326,8 @@ class Files:
                 )
                 acq.busy = busy
                 self.loser_exits[id(acq)] = c[5]
+                if re.search(r"\$(?:\$|!|\{[$!]\}|\{?BASHPID\b)", _txt(node)):
+                    self.pid_written.add(id(acq))  # `echo $$ > F`: a PID record, no marker
                 if self.facts.init_script and "pid" in path.render().lower():
                     acq.service_record = True
                 idx = self.add_acquire(acq)

@@ -131,10 +131,16 @@ class Finish:
                 if k in flocked and not self._removed_after(k, made):
                     continue
                 # ... nor is a PID file whose stored PID is tested for liveness first
-                # (`[ -f F ] && kill -0 "$(cat F)" && exit 0; echo $$ > F`): a PID-file lock
-                held_pid = id(a) in self.pid_made or any(
-                    c.consequential and c.pid_file is not None and c.pid_file.key() == k
-                    for c in self.facts.liveness
+                # (`[ -f F ] && kill -0 "$(cat F)" && exit 0; echo $$ > F`): a PID-file lock,
+                # nor one a PID is written into (`echo $! > F`, removed by a stop action)
+                written = id(a) in self.pid_written and not self._under_flock(i, made)
+                held_pid = (
+                    id(a) in self.pid_made
+                    or written
+                    or any(
+                        c.consequential and c.pid_file is not None and c.pid_file.key() == k
+                        for c in self.facts.liveness
+                    )
                 )
                 if (
                     not held_pid
@@ -316,6 +322,19 @@ class Finish:
             and _covers(b.path.key(), key)
             and (id(b) not in self.pid_made or j < idx)
             for j, b in enumerate(self.facts.acquires)
+        )
+
+    def _under_flock(self, idx: int, made: int) -> bool:
+        """A flock taken between the test of acquire ``idx`` and its creation (at ``made``)
+        whose busy branch ends the run: the file written then records the holder under that
+        lock (`flock -n 9 || exit 75; echo $$ > F`)."""
+        acqs = self.facts.acquires
+        return any(
+            b.kind in (LockKind.FLOCK, LockKind.LOCKF)
+            and self.acq_order[idx] < self.acq_order[j] < made
+            and b.busy is not None
+            and b.busy.ends_run
+            for j, b in enumerate(acqs)
         )
 
     def _cleared_before(self, key: str, order: int) -> bool:
