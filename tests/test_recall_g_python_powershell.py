@@ -105,3 +105,192 @@ def test_typographic_quotes_and_dashes_read_as_powershell_reads_them(tmp_path):
     assert codes(got["stop.ps1"], "LCK101") == {4}, got  # the path is read from “...”
     assert not codes(got["stop.ps1"], "LCK109"), got  # –ErrorAction Stop is read
     assert codes(got["silent.ps1"], "LCK109") == {4}, got
+
+
+SINGLE = """
+    import atexit
+    import errno
+    import fcntl
+    import logging
+    import os
+
+    logger = logging.getLogger(__name__)
+    LOCK_FILE_HANDLE = None
+
+
+    def cleanup_lock_file():
+        global LOCK_FILE_HANDLE
+        if LOCK_FILE_HANDLE:
+            lock_file_path = LOCK_FILE_HANDLE.name
+            fcntl.lockf(LOCK_FILE_HANDLE, fcntl.LOCK_UN)
+            LOCK_FILE_HANDLE.close()
+            {remove}
+            LOCK_FILE_HANDLE = None
+
+
+    def acquire_lock(lock_file_path):
+        global LOCK_FILE_HANDLE
+        try:
+            LOCK_FILE_HANDLE = open(lock_file_path, "a+")
+            fcntl.lockf(LOCK_FILE_HANDLE, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            atexit.register(cleanup_lock_file)
+            return True
+        except (IOError, OSError) as e:
+            if e.errno in (errno.EACCES, errno.EAGAIN):
+                logger.error("Another instance is already running")
+            else:
+                logger.critical("Could not create or lock %s: %s", lock_file_path, e)
+            if LOCK_FILE_HANDLE:
+                LOCK_FILE_HANDLE.close()
+            {other}
+"""
+
+
+def test_a_lock_handles_name_and_a_contention_test_that_only_picks_the_message(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "only-message.py": SINGLE.format(
+                remove="os.remove(lock_file_path)", other="return False"
+            ),
+            # the open's failure goes its own way: contention is told apart
+            "apart.py": SINGLE.replace(
+                'logger.critical("Could not create or lock %s: %s", lock_file_path, e)',
+                'logger.critical("Could not create or lock %s: %s", lock_file_path, e)\n'
+                "                raise",
+            ).format(remove="pass", other="return False"),
+        },
+    )
+    assert codes(got["only-message.py"], "LCK201") == {17}, got  # `fh.name` is the path
+    assert codes(got["only-message.py"], "LCK406") == {24}, got
+    assert not codes(got["apart.py"], "LCK406"), got
+    assert not codes(got["apart.py"], "LCK201"), got
+
+
+PIDLOCK = """
+    import errno
+    import os
+    import time
+
+
+    class FileLock(object):
+        def __init__(self, fpath):
+            self.fpath = fpath
+
+        @property
+        def lockpid(self):
+            return self._readpidfile()
+
+        def _readpidfile(self):
+            try:
+                pid = int(open(self.fpath, "r").read())
+            except (IOError, ValueError):
+                return None
+            return pid
+
+        def isLocked(self):
+            if self.lockpid:
+                return os.path.exists("/proc/%s" % self.lockpid)
+            return False
+
+        def acquire(self):
+            while True:
+                try:
+                    fd = os.open(self.fpath, os.O_CREAT | os.O_RDWR | os.O_EXCL)
+                    os.write(fd, str(os.getpid()).encode())
+                    os.close(fd)
+                    return
+                except OSError as e:
+                    if e.errno != errno.EEXIST:
+                        raise
+                    time.sleep(0.1)
+
+        def release(self):
+            if {test}:
+                os.unlink(self.fpath)
+"""
+
+
+def test_a_pid_read_through_a_property_and_a_release_for_a_live_holder(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "alive.py": PIDLOCK.format(test="self.isLocked() and os.getpid() == self.lockpid"),
+            "dead.py": PIDLOCK.format(test="not self.isLocked()"),
+        },
+    )
+    assert codes(got["alive.py"], "LCK105") == {23}, got
+    assert not codes(got["alive.py"], "LCK106"), got  # its own lock, released while alive
+    assert codes(got["dead.py"], "LCK106") == {40}, got  # removed as dead: a breaker
+
+
+ENSURE = """
+    import logging
+    import os
+    import sys
+
+    log = logging.getLogger("lock")
+    lock_folder = os.path.join(os.path.dirname(os.path.realpath(sys.argv[0])), "locks")
+
+
+    def ensure_lock_folder():
+        try:
+            if not os.path.exists(lock_folder):
+                os.mkdir(lock_folder)
+            {other}
+        except Exception:
+            log.exception("cannot create %s", lock_folder)
+            sys.exit(1)
+"""
+
+
+def test_making_a_missing_lock_folder_is_no_lock(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "ensure.py": ENSURE.format(other=""),
+            "guard.py": ENSURE.format(other="else:\n                sys.exit(75)"),
+        },
+    )
+    assert not codes(got["ensure.py"], "LCK101"), got
+    assert codes(got["guard.py"], "LCK103") | codes(got["guard.py"], "LCK101"), got
+
+
+TRAPPED = """
+    $ErrorActionPreference = 'Continue'
+    trap {
+        Write-Output "Interrupted: $($_.Exception.Message)"
+        exit 1
+    }
+    $logDir = Join-Path -Path $PSScriptRoot -ChildPath "script_logs"
+    {make}
+    $rotated = Join-Path -Path $logDir -ChildPath "job_1.log"
+    $counter = 1
+    while (Test-Path $rotated) {
+        {step}
+        $counter++
+    }
+    Move-Item -Path (Join-Path $logDir "job.log") -Destination $rotated -Force
+"""
+
+
+def test_a_script_trap_and_a_free_name_search_make_no_lock(tmp_path):
+    ensure = "if (-not (Test-Path -Path $logDir)) {\n        New-Item -ItemType Directory -Path $logDir -Force | Out-Null\n    }"
+    got = scan_files(
+        tmp_path,
+        {
+            "ensure.ps1": TRAPPED.replace("{make}", ensure).replace(
+                "{step}", '$rotated = Join-Path -Path $logDir -ChildPath "job_$counter.log"'
+            ),
+            # waiting for the name to go, then moving onto it: a test-then-create
+            "wait.ps1": TRAPPED.replace("{make}", "").replace("{step}", "Start-Sleep -Seconds 1"),
+            # a lock folder made with -Force where the trap ends the run: never busy
+            "force.ps1": TRAPPED.replace(
+                "{make}", "New-Item -ItemType Directory -Path $logDir\\run.lock -Force | Out-Null"
+            ).replace("{step}", "Start-Sleep -Seconds 1"),
+        },
+    )
+    assert not codes(got["ensure.ps1"], "LCK109"), got
+    assert not codes(got["ensure.ps1"], "LCK103"), got
+    assert codes(got["wait.ps1"], "LCK103") == {14}, got
+    assert codes(got["force.ps1"], "LCK109") == {7}, got

@@ -412,12 +412,15 @@ class Locks(TestThenCreate):
 
     def _ensures(self, cmd: Any, path: PathExpr | None, handler: Any) -> bool:
         """``if (-not (Test-Path P)) { try { New-Item P } catch { "could not create P";
-        exit } }``: made because it is missing, and a failure is an error, not "busy"."""
+        exit } }``: made because it is missing, and a failure is an error, not "busy".  A
+        script's ``trap`` handles every error of the script: made if missing under it, the
+        item is no lock whatever the trap says."""
         src = text(handler).lower() if handler is not None else ""
-        if path is None or _FAILURE.search(src) is None:
+        if path is None:
             return False
-        if any(w in src for w in ("exist", "busy", "running")):
-            return False
+        if handler is None or handler.type != "trap_statement":
+            if _FAILURE.search(src) is None or any(w in src for w in ("exist", "busy", "running")):
+                return False
         for test in self.tree.commands:
             if syntax.command_name(test) != "test-path" or test.start_byte > cmd.start_byte:
                 continue

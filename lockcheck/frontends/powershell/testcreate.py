@@ -38,6 +38,8 @@ class TestThenCreate:
                 continue
             ifn, negated = self.condition_of(test)
             loop = None if ifn is not None else _wait_loop(test)
+            if loop is not None and _renames(loop, test):
+                continue  # `while (Test-Path $p) { $p = <next name> }`: a free name sought
             if (ifn is None and loop is None) or self._held_before(test):
                 continue
             for cmd in self.tree.commands:
@@ -152,6 +154,18 @@ def _common(a: Any, b: Any) -> Any:
     """The lowest common ancestor of two nodes."""
     up = {(n.start_byte, n.end_byte, n.type) for n in syntax.ancestors(a)}
     return next(n for n in syntax.ancestors(b) if (n.start_byte, n.end_byte, n.type) in up)
+
+
+def _renames(loop: Any, test: Any) -> bool:
+    """The loop assigns the variable ``test`` tests: each pass tests another name."""
+    words = [text(w).lower() for w in syntax.descendants(test, "variable")]
+    if not words:
+        return False
+    for a in syntax.descendants(loop, "assignment_expression"):
+        left = a.named_children[0] if a.named_children else None
+        if left is not None and text(left).strip().lower() in words:
+            return True
+    return False
 
 
 def _wait_loop(test: Any) -> Any:

@@ -18,6 +18,7 @@ from ...model import (
 from .calls import (
     BUSY_ERRORS,
     CLASH_ERRORS,
+    EXIT_CALLS_Q,
     LIB_BUSY_ERRORS_SUFFIX,
     REMOVE_CALLS,
     REMOVE_METHODS,
@@ -78,17 +79,20 @@ class Handlers:
             return False  # the open is before the try, or an inner handler checks it
         if self._tests_opened(opener, handler):
             return False
-        return not _CONTENTION_TEST.search(self.code(handler.body))
+        return not self._tells_contention_apart(handler)
 
     def _tests_opened(self, opener: Any, handler: Any) -> bool:
         """The handler asks whether the open got a file (``if self.fh is not None:`` busy,
-        else ``raise``): a failed open is told apart from contention."""
+        else ``raise``): a failed open is told apart from contention.  Not an ``if`` that only
+        tidies up (``if fh: fh.close()``) and ends neither way."""
         cst = self.cst
         par = self.up(opener)
         if not isinstance(par, cst.Assign) or len(par.targets) != 1:
             return False
         target = par.targets[0].target
         for ifn in self.descendants(handler.body, cst.If):
+            if self.find_end(list(ifn.body.body)) is None and not isinstance(ifn.orelse, cst.Else):
+                continue
             for n in self.descendants(ifn.test):
                 if isinstance(n, (cst.Name, cst.Attribute)) and self._same_ref(n, target):
                     return True
@@ -106,7 +110,30 @@ class Handlers:
             return False  # the busy branch is an `if`, or another handler
         if not self.handler_names(h) & OPEN_ERRORS:
             return False  # `except Timeout:` / `except AlreadyLocked:`
-        return not _CONTENTION_TEST.search(self.code(h.body))
+        return not self._tells_contention_apart(h)
+
+    def _tells_contention_apart(self, handler: Any) -> bool:
+        """The handler tests for contention (``EWOULDBLOCK``/``EAGAIN``, ``BlockingIOError``)
+        and the test changes the outcome: a ``raise``, or two different ends (returns, exits,
+        falling off the end).  A test that only picks the log message (``if e.errno in
+        (EACCES, EAGAIN): log("running") else: log("cannot open")``, then one ``return
+        False``) still reads a failed open as busy."""
+        cst = self.cst
+        if not _CONTENTION_TEST.search(self.code(handler.body)):
+            return False
+        ends: set[str] = set()
+        for n in self.descendants(handler.body):
+            if isinstance(n, cst.Raise):
+                return True
+            if isinstance(n, cst.Return):
+                ends.add(self.code(n))
+            elif isinstance(n, cst.Call) and self.call_q(n) in EXIT_CALLS_Q:
+                ends.add(self.code(n))
+        body = list(handler.body.body)
+        last = body[-1] if body else None
+        if last is None or self.find_end([last]) is None:
+            ends.add("")  # falls off the end
+        return len(ends) > 1
 
     def decides(self, stmts: list[Any]) -> bool:
         """The branch skips, exits, returns, retries or takes over."""

@@ -322,8 +322,11 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     and not lock_error
                 ):
                     continue
-                if not lockish_name(path) and self._guarded_by_absence(c, path):
-                    continue  # `if not isdir(d): makedirs(d)` under a broad error handler
+                guard = self._guarded_by_absence(c, path)
+                if guard is not None and (not lockish_name(path) or guard.orelse is None):
+                    # `if not isdir(d): makedirs(d)` under a broad error handler: an existing
+                    # name lets the run go on, whatever it is called
+                    continue
             if (
                 end is not None
                 and end.kind == "raise"
@@ -789,23 +792,23 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             )
         return False
 
-    def _guarded_by_absence(self, call: Any, path: PathExpr | None) -> bool:
-        """``call`` runs only when an ``if not exists(P)`` (isdir, is_dir...) of its own path
-        found the name absent: it makes what is missing, it does not test for a holder."""
+    def _guarded_by_absence(self, call: Any, path: PathExpr | None) -> Any:
+        """The ``if not exists(P)`` (isdir, is_dir...) of ``call``'s own path under which
+        alone it runs (it makes what is missing, it does not test for a holder), or None."""
         cst = self.cst
         if path is None:
-            return False
+            return None
         key = self.key(path)
         for a in self.ancestors(call):
             if isinstance(a, (cst.FunctionDef, cst.Try)):
-                return False
+                return None
             if isinstance(a, cst.If) and self.within(call, a.body):
                 et = self._exists_test(a.test)
                 if et is not None and not et[1]:
                     p = self._exists_path(et[0])
                     if p is not None and self.key(p) == key:
-                        return True
-        return False
+                        return a
+        return None
 
     @property
     def _acq_nodes(self) -> dict[int, Any]:

@@ -436,11 +436,17 @@ class Processes:
                         top = self.up(top)
                     self._decision = top
                     stmts = list(a.body.body)
+                    # `if self.is_locked() and self.own_lock(): release()`: the body runs for
+                    # a live holder; only the other branch is the dead one
+                    alive = self._alive_when_true(func) and self._plainly_true(call, a.test)
+                    dead = [] if alive else list(stmts)
                     if a.orelse is not None:
                         ob = a.orelse.body
-                        stmts += [ob] if isinstance(ob, cst.If) else list(ob.body)
+                        other = [ob] if isinstance(ob, cst.If) else list(ob.body)
+                        stmts += other
+                        dead += other
                     if self.decides(stmts) or self._creates_or_removes(stmts):
-                        for st in stmts:
+                        for st in dead:
                             self.dead_regions.append((st, None))
                         if self.find_end(list(a.body.body)) is not None:
                             # `if alive(pid): sys.exit(75)`, then the takeover
@@ -451,6 +457,40 @@ class Processes:
                 if isinstance(a, cst.BaseStatement) and not isinstance(a, cst.If):
                     break
         return False
+
+    def _alive_when_true(self, func: Any) -> bool:
+        """Every value ``func`` returns is the probe itself (``return os.path.exists("/proc/"
+        + pid)``, ``psutil.pid_exists(pid)``) or a false constant: true means alive."""
+        cst = self.cst
+        probes = 0
+        for r in self.descendants(func.body, cst.Return):
+            if self.func_of(r) is not func:
+                continue
+            v = r.value
+            if v is None or self.const(v) in (False, None, 0):
+                continue
+            if isinstance(v, cst.Call) and (self._proc_probe(v) or self.call_q(v) in PID_PROBES):
+                probes += 1
+                continue
+            return False
+        return probes > 0
+
+    def _plainly_true(self, call: Any, test: Any) -> bool:
+        """``call`` holds when ``test`` does: the test itself or a term of an ``and``."""
+        cst = self.cst
+        node = call
+        while node is not test:
+            up = self.up(node)
+            if up is None:
+                return False
+            if isinstance(up, cst.BooleanOperation) and not isinstance(up.operator, cst.And):
+                return False
+            if not isinstance(up, (cst.BooleanOperation, cst.Call, cst.Attribute)):
+                return False  # `not`, a comparison...
+            if isinstance(up, cst.Call) and up is not call and node is not up.func:
+                return False  # an argument of another call
+            node = up
+        return True
 
     def _signals_in(self, stmts: list[Any]) -> bool:
         """An ``os.kill``/``os.killpg`` with a signal other than 0 (killing the holder)."""

@@ -567,6 +567,10 @@ class Values:
             return [Part(PartKind.CWD)]
         if q.startswith("os.") and q[3:] in ("sep",):
             return [Part(PartKind.LIT, "/")]
+        if attr == "name":
+            opened = self._opened_path(node.value, depth)
+            if opened is not None:
+                return opened  # `fh.name` of `fh = open(P, ...)`: P as it was passed
         base = self._parts(node.value, depth + 1)
         if attr == "parent":
             return _dirname(base)
@@ -580,6 +584,22 @@ class Values:
             if isinstance(v, cst.Call) and self.method(v) in ("parse_args", "parse_known_args"):
                 return [Part(PartKind.ARG)]
         return [Part(PartKind.UNKNOWN)]
+
+    def _opened_path(self, handle: Any, depth: int) -> list[Part] | None:
+        """The path a file object was opened with, when ``handle`` is bound to an
+        ``open(P, ...)`` call (also through ``global H`` assigned in another function)."""
+        if not isinstance(handle, self.cst.Name):
+            return None
+        v = self.lookup(handle)
+        opens = ("open", "io.open")
+        if not isinstance(v, self.cst.Call) or self.call_q(v) not in opens:
+            # a global set by another function, wherever it stands in the file
+            vals = [c[2] for c in self.assigns.get((0, handle.value), []) if c[2] is not None]
+            calls = [c for c in vals if isinstance(c, self.cst.Call)]
+            if len(calls) != 1 or self.call_q(calls[0]) not in opens:
+                return None
+            v = calls[0]
+        return self._parts(self.arg(v, 0, "file"), depth + 1)
 
     def _branch_of(self, node: Any) -> tuple[Any, bool] | None:
         """The innermost ``if`` holding ``node`` in a branch, and whether in its body."""
@@ -976,6 +996,16 @@ class Values:
             if isinstance(v, tuple):
                 return False, None
             return self.pid_source(v, depth + 1)
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "self"
+        ):
+            # `self.lockpid`, a property that reads the file: what it returns
+            for ret in self._property_returns(self.class_of(node), node.attr.value):
+                r = self.pid_source(ret, depth + 1)
+                if r[0]:
+                    return r
         for c in self.descendants(node, cst.Call):
             m = self.method(c)
             q = self.call_q(c)
@@ -1005,6 +1035,11 @@ class Values:
                             r = self.pid_source(ret.value, depth + 1)
                             if r[0]:
                                 return r
+        for a in self.descendants(node, cst.Attribute):
+            if a is not node and isinstance(a.value, cst.Name) and a.value.value == "self":
+                r = self.pid_source(a, depth + 1)  # `"/proc/%s" % self.lockpid`
+                if r[0]:
+                    return r
         for n in self.descendants(node, cst.Name):
             if n is not node and n.value != "int" and depth < 10:
                 # `"/proc/%s" % pid` in a helper whose callers pass the pid read; `int(pid)`
