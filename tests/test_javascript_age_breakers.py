@@ -110,3 +110,40 @@ def test_a_stat_read_for_more_than_its_times_is_still_a_test(tmp_path):
     """
     got = scan_files(tmp_path, {"job.js": src})
     assert ("LCK103", 6) in got["job.js"], got
+
+
+YOUNG_EXIT = """
+    import { statSync, writeFileSync } from "node:fs";
+
+    const LOCK = "/var/lib/job/job.lock";
+
+    export function lockAgeSync(p) {
+      return Date.now() - statSync(p).mtimeMs;
+    }
+
+    export function tryLock(timeoutMs) {
+      try {
+        writeFileSync(LOCK, "", { flag: "wx" });
+      } catch (e) {
+        if (e.code !== "EEXIST") throw e;
+        if (!(GUARD)) {
+          return false;
+        }
+        writeFileSync(LOCK, "", { flag: "w" });
+      }
+      return true;
+    }
+"""
+
+
+def test_an_age_helper_compared_by_the_caller_then_a_takeover_after_a_young_exit(tmp_path):
+    files = {
+        "age.mjs": YOUNG_EXIT.replace("GUARD", "lockAgeSync(LOCK) > timeoutMs"),
+        "size.mjs": YOUNG_EXIT.replace("GUARD", "statSync(LOCK).size > 0").replace(
+            "Date.now() - statSync(p).mtimeMs", "statSync(p).size"
+        ),
+    }
+    got = scan_files(tmp_path, files)
+    line = _line(files["age.mjs"], 'flag: "w" }')
+    assert ("LCK106", line) in got["age.mjs"], got
+    assert not any(c == "LCK106" for c, _ in got["size.mjs"]), got

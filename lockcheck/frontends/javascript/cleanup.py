@@ -126,7 +126,9 @@ class Cleanup:
 
     def _age_guarded(self, call: Any) -> bool:
         """An ``if``/``while``/ternary around the removal orders a file time, or a value
-        computed from one: ``Date.now() - stat.mtimeMs > STALE``, ``age >= MAX_AGE``."""
+        computed from one: ``Date.now() - stat.mtimeMs > STALE``, ``age >= MAX_AGE``; or an
+        ``if`` just before it leaves for a young lock (``if (!(age(L) > MAX)) return false;``
+        and the takeover follows)."""
         for a in syntax.ancestors(call):
             if a.type in syntax.FUNCTIONS:
                 return False
@@ -134,6 +136,19 @@ class Cleanup:
                 cond = a.child_by_field_name("condition")
                 if cond is not None and self._age_test(cond):
                     return True
+            if a.parent is not None and a.parent.type in ("statement_block", "program"):
+                sibs = syntax.block_statements(a.parent)
+                i = next((k for k, s in enumerate(sibs) if s == a), 0)
+                for prev in sibs[max(0, i - 3) : i]:
+                    cond = prev.child_by_field_name("condition")
+                    if prev.type != "if_statement" or cond is None or not self._age_test(cond):
+                        continue
+                    body = prev.child_by_field_name("consequence")
+                    if any(
+                        s.type in ("return_statement", "throw_statement")
+                        for s in syntax.block_statements(body)
+                    ):
+                        return True
         return False
 
     def _age_test(self, cond: Any, depth: int = 0) -> bool:
@@ -155,6 +170,12 @@ class Cleanup:
                 continue
             if TIMES.search(text(cmp)):
                 return True
+            for c in syntax.descendants(cmp, "call_expression"):  # `lockAge(L) > MAX`
+                helper = self.names.local_function(c)
+                if helper is not None and any(
+                    TIMES.search(text(r)) for r in syntax.descendants(helper, "return_statement")
+                ):
+                    return True
             for ident in syntax.descendants(cmp, "identifier"):
                 if any(TIMES.search(text(v)) for v in self.names.values(ident)):
                     return True
