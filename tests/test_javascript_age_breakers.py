@@ -147,3 +147,35 @@ def test_an_age_helper_compared_by_the_caller_then_a_takeover_after_a_young_exit
     line = _line(files["age.mjs"], 'flag: "w" }')
     assert ("LCK106", line) in got["age.mjs"], got
     assert not any(c == "LCK106" for c, _ in got["size.mjs"]), got
+
+
+LOCK_FN = """
+    import fs from "fs";
+
+    export async function NAME(dirPath, callback) {
+      const run = async () => {
+        fs.mkdirSync(dirPath, { recursive: true });
+        try {
+          await callback();
+        } finally {
+          fs.rmdirSync(dirPath);
+        }
+      };
+      try {
+        fs.statSync(dirPath);
+      } catch (err) {
+        return await run();
+      }
+      throw new Error("busy: " + dirPath);
+    }
+"""
+
+
+def test_a_test_then_create_in_a_function_named_like_a_lock(tmp_path):
+    files = {
+        "lock.mjs": LOCK_FN.replace("NAME", "lock"),
+        "copy.mjs": LOCK_FN.replace("NAME", "copy"),
+    }
+    got = scan_files(tmp_path, files)
+    assert ("LCK103", _line(files["lock.mjs"], "fs.mkdirSync")) in got["lock.mjs"], got
+    assert not any(c == "LCK103" for c, _ in got["copy.mjs"]), got

@@ -299,3 +299,30 @@ def test_removing_the_pid_file_of_a_process_it_killed_is_no_foreign_lock_removal
     assert not codes(got["stop.sh"], "LCK107"), got
     assert codes(got["stop.sh"], "LCK108") == {9}, got
     assert codes(got["rm.sh"], "LCK107") == {10}, got
+
+
+# ---------------------------------------- 10. an age kept in a variable, then tested
+
+AGED = """
+    #!/bin/bash
+    LOCK_FILE="/var/lib/backfill/backfill.lock"
+    TIMEOUT=7200
+    if [ -f "$LOCK_FILE" ]; then
+        AGE=$(( $(date +%s) - {age} ))
+        if [ "$AGE" -gt "$TIMEOUT" ]; then
+            rm -f "$LOCK_FILE"
+        fi
+    fi
+"""
+
+
+def test_an_age_computed_into_a_variable_guards_a_breaker(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "aged.sh": AGED.format(age='$(stat -c %Y "$LOCK_FILE")'),
+            "sized.sh": AGED.format(age='$(stat -c %s "$LOCK_FILE")'),
+        },
+    )
+    assert codes(got["aged.sh"], "LCK106") == {7}, got
+    assert not codes(got["sized.sh"], "LCK106"), got

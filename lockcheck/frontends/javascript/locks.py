@@ -8,7 +8,7 @@ import re
 
 from ...hints import Any
 from ...model import Acquire, Edit, FileFacts, FixTemplate, LockKind, NonExclusiveCreate, PathExpr
-from ...paths import lockish_name
+from ...paths import lockish_name, lockish_text
 from .. import treesitter
 from . import syntax
 from .busy import Busy
@@ -363,7 +363,8 @@ class Locks:
                 cpath = self.names.path(target)
                 if cpath is None or cpath.key() != tpath.key():
                     continue
-                if not self._removed(cpath) and (not lockish_name(cpath) or self._marker(c, test)):
+                lockish = lockish_name(cpath) or self._in_lock_code(test)
+                if not self._removed(cpath) and (not lockish or self._marker(c, test)):
                     continue  # a run-once marker
                 acq = Acquire(
                     LockKind.EXISTENCE,
@@ -375,11 +376,23 @@ class Locks:
                 )
                 if body is not None and not syntax.within(site, body):
                     acq.busy = self.busy.branch(syntax.block_statements(body), test)
-                if not (lockish_name(cpath) or (acq.busy is not None and acq.busy.ends_run)):
+                if not (lockish or (acq.busy is not None and acq.busy.ends_run)):
                     continue  # "create it if missing", not a guard
                 self.add(acq, c)
                 taken.add(c.start_byte)
                 break
+
+    @staticmethod
+    def _in_lock_code(node: Any) -> bool:
+        """``node`` runs in a function named like a lock (``lock``, ``acquireLock``): its
+        test and create are the lock, whatever the path it is handed is called."""
+        func = syntax.function_of(node)
+        while func is not None:
+            name = syntax.function_name(func)
+            if name is not None:
+                return lockish_text(name)
+            func = syntax.function_of(func)
+        return False
 
     def _age_read(self, test: Any) -> bool:
         """``statSync(L).mtimeMs``, or ``const st = statSync(L)`` read only for its times: the

@@ -38,6 +38,7 @@ class Analyzer(Reading, Walk, Values, Commands, Branches, Locks, Files, Processe
             str, tuple
         ] = {}  # var -> (ps command, pid file, counted) of its output
         self.fdvars: set[str] = set()
+        self.age_vars: set[str] = set()  # variables holding a file's age (values.py)
         self.fds: dict[str, FdInfo] = {}
         self.set_e = False
         self.noclobber = False

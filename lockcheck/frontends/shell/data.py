@@ -15,6 +15,12 @@ STATEMENT_SKIP = {"comment", "heredoc_body", "heredoc_start", "heredoc_end"}
 
 REMOVERS = {"rm", "rmdir", "unlink"}
 
+# a file's age read: `stat -c %Y`, `find -mmin`, `date -r`, `-ot`/`-nt` (a `stat` then `%i`
+# later on its line is an inode re-check instead: only the line's first `stat` is tried)
+AGE_TEST = re.compile(
+    r"(?m)^(?:(?!stat\b)[^\n])*stat\b[^\n]*%[YZm]|-mmin|-mtime|-amin|-newer|date\s+-r|-ot\b|-nt\b"
+)
+
 SIGNALS_EXIT = {"EXIT", "0", "SIGEXIT"}
 
 

@@ -8,13 +8,10 @@ import re
 
 from ...model import Acquire, Edit, FixTemplate, LockKind, Part, PartKind, PathExpr, Removal
 from ...paths import lockish_text
-from .data import STATEMENT_SKIP, Branch, Pos, _covers, _merge, _txt
+from .data import AGE_TEST, STATEMENT_SKIP, Branch, Pos, _covers, _merge, _txt
 
 # `stat ... %Y` is tried from the first `stat` of a line only: a later one has less of the line
 # after it, and trying each would rescan the line once per `stat` (quadratic)
-AGE_TEST = re.compile(
-    r"(?m)^(?:(?!stat\b)[^\n])*stat\b[^\n]*%[YZm]|-mmin|-mtime|-amin|-newer|date\s+-r|-ot\b|-nt\b"
-)
 
 
 class Files:
@@ -300,6 +297,12 @@ class Files:
         if not self.check_then_create(path, node, directory, child):
             self.pid_file_acquire(path, node, path.key())
 
+    _ORDERED_VAR = re.compile(r"\$\{?(\w+)\}?\"?\s*(?:-gt|-ge|>)\s")
+
+    def _age_var_test(self, txt: str) -> bool:
+        """`[ "$AGE" -gt "$TIMEOUT" ]` of a variable computed from a file's time."""
+        return any(m.group(1) in self.age_vars for m in self._ORDERED_VAR.finditer(txt))
+
     def check_then_create(self, path: PathExpr, node, directory=False, child=False) -> bool:
         """A creation of ``path`` that a test of it leading to a skip/exit came before (a
         directory test `-d` guards only a directory's creation, `[ -d D ] && exit; mkdir D`):
@@ -475,7 +478,7 @@ class Files:
                     stack.extend(n.named_children)
         if re.search(r"-ef\b", txt) or re.search(r"%i", txt):
             self.inode_recheck = True
-        if AGE_TEST.search(txt) and pos.tested:
+        if (AGE_TEST.search(txt) or self._age_var_test(txt)) and pos.tested:
             br = pos.on_success
             if br is not None:
                 self._pending_stale_success = ("age", None)

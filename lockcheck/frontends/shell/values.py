@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from ...model import Part, PartKind, PathExpr
-from .data import STATEMENT_SKIP, Pos, _Joined, _merge, _txt, _unescape_word
+from .data import AGE_TEST, STATEMENT_SKIP, Pos, _Joined, _merge, _txt, _unescape_word
 
 # bounds of static resolution (a hostile script must not make a value grow without end)
 _VALUE_LIMIT = 4096  # PATH_MAX: a longer value names no file, it stays unknown
@@ -92,6 +92,10 @@ class Values:
             self.live_vars[n] = probe
         else:
             self.live_vars.pop(n, None)
+        if AGE_TEST.search(_txt(value)):
+            self.age_vars.add(n)  # `AGE=$(( $(date +%s) - $(stat -c %Y "$L") ))`
+        else:
+            self.age_vars.discard(n)
 
         # rc=$? after a tested acquire is handled by the sequence look-ahead
 
