@@ -294,3 +294,37 @@ def test_a_script_trap_and_a_free_name_search_make_no_lock(tmp_path):
     assert not codes(got["ensure.ps1"], "LCK103"), got
     assert codes(got["wait.ps1"], "LCK103") == {14}, got
     assert codes(got["force.ps1"], "LCK109") == {7}, got
+
+
+NEGATED = """
+    import os
+
+
+    def acquire_lock(dst):
+        lock_file = os.path.join(dst, "fastcopy.lock")
+
+        def write_pid():
+            with open(lock_file, "w") as handle:
+                handle.write(str(os.getpid()))
+
+        if not os.path.exists(lock_file):
+            {create}
+            return True
+        {after}
+"""
+
+
+def test_a_negated_exists_test_whose_body_creates_and_returns(tmp_path):
+    inline = 'with open(lock_file, "w") as handle:\n                handle.write(str(os.getpid()))'
+    got = scan_files(
+        tmp_path,
+        {
+            "helper.py": NEGATED.format(create="write_pid()", after="return False"),
+            "inline.py": NEGATED.format(create=inline, after="return False"),
+            # the run goes on either way: making what is missing
+            "goes-on.py": NEGATED.format(create="write_pid()", after="print('exists')"),
+        },
+    )
+    assert codes(got["helper.py"], "LCK103") == {8}, got
+    assert codes(got["inline.py"], "LCK103") == {12}, got
+    assert not codes(got["goes-on.py"], "LCK103"), got

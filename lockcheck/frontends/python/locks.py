@@ -604,10 +604,15 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         """The created file is written with a PID (``f.write(str(os.getpid()))``, ``pid``) in
         the creating statement or the two after it: a pid file, not an output.  ``own``:
         the run's own PID (``os.getpid()``)."""
-        st = self.stmt_of(creator)
-        sibs, i = self.block_siblings(st)
         word = self._OWN_PID if own else self._PID_WORD
-        return any(word.search(self.code(s)) for s in sibs[i : i + 3])
+        for c in (creator, self.created_in_helper.get(id(creator))):  # `write_pid()`'s open
+            if c is None:
+                continue
+            st = self.stmt_of(c)
+            sibs, i = self.block_siblings(st)
+            if any(word.search(self.code(s)) for s in sibs[i : i + 3]):
+                return True
+        return False
 
     _OWN_PID = re.compile(r"\bgetpid\(\)")
 
@@ -1223,9 +1228,20 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 else:
                     busy = self.busy_branch(busy_stmts, ifn, ifn)
             else:
-                busy = self._if_branch(ifn, False, 0)
+                sibs, i = self.block_siblings(ifn)
+                after = list(sibs[i + 1 :])
+                leaves = False
+                if ifn.orelse is None and after and self.find_end(list(ifn.body.body)):
+                    # `if not exists(P): create(P); return True`, then `return False`: what
+                    # follows the `if` runs only when P exists, and leaves like the positive
+                    # test's body does
+                    busy = self.busy_branch(after, ifn, ifn)
+                    leaves = self.find_end(after) is not None
+                else:
+                    busy = self._if_branch(ifn, False, 0)
                 if (
                     not busy.ends_run
+                    and not leaves
                     and not any(self.within(c, ifn) for c in released)
                     and not self._waits_in_loop(ifn)
                 ):
