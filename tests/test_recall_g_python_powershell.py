@@ -328,3 +328,47 @@ def test_a_negated_exists_test_whose_body_creates_and_returns(tmp_path):
     assert codes(got["helper.py"], "LCK103") == {8}, got
     assert codes(got["inline.py"], "LCK103") == {12}, got
     assert not codes(got["goes-on.py"], "LCK103"), got
+
+
+ATEXIT_AFTER = """
+    import atexit
+    import fcntl
+    import os
+    import sys
+
+
+    class SingleInstance:
+        def __init__(self, path):
+            self.lockfile = path
+            {before}
+            atexit.register(self.cleanup)
+            {after}
+
+        def lock(self):
+            self.fp = open(self.lockfile, "a+")
+            try:
+                fcntl.lockf(self.fp, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print("Another instance is already running")
+                sys.exit(75)
+
+        def cleanup(self):
+            fcntl.lockf(self.fp, fcntl.LOCK_UN)
+            os.unlink(self.lockfile)
+
+
+    SingleInstance("/var/lib/app/singleton.lock")
+"""
+
+
+def test_an_atexit_registered_after_the_method_that_takes_the_lock(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "after.py": ATEXIT_AFTER.format(before="self.lock()", after=""),
+            "before.py": ATEXIT_AFTER.format(before="", after="self.lock()"),
+        },
+    )
+    assert not codes(got["after.py"], "LCK203"), got
+    assert codes(got["before.py"], "LCK203") == {11}, got
+    assert codes(got["after.py"], "LCK201") == {24}, got  # the flocked file removed

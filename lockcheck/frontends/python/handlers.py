@@ -468,7 +468,7 @@ class Handlers:
                 for acq in self.facts.acquires:
                     if acq.busy is None or not acq.busy.ends_run:
                         continue
-                    if reg_off < acq.span.start:
+                    if reg_off < self._acquired_at(acq, reg_off):
                         active.append(acq)
                 hook = ReleaseHook(r.path, r.hook_span, "atexit")
                 self._hook_pending.append((hook, active))
@@ -499,6 +499,17 @@ class Handlers:
                                         active,
                                     )
                                 )
+
+    def _acquired_at(self, acq: Acquire, reg_off: int) -> int:
+        """Where the acquire runs, for a registration at ``reg_off``: the acquire itself, or,
+        for an acquire in a method or helper that the registration is not in, its first call
+        (``self.lock()`` in ``__init__``, then ``atexit.register(self.cleanup)``)."""
+        node = self._acq_nodes.get(id(acq))
+        func = self.func_of(node) if node is not None else None
+        if func is None or self.off(func) <= reg_off < func.e:
+            return acq.span.start
+        sites = [self.off(c) for c, _m in self.call_sites(func)]
+        return min(sites) if sites else acq.span.start
 
     def _owner_checked(self, call: Any) -> bool:
         """The removal runs only when the PID in the file is this process's own (``if
