@@ -372,3 +372,30 @@ def test_an_atexit_registered_after_the_method_that_takes_the_lock(tmp_path):
     assert not codes(got["after.py"], "LCK203"), got
     assert codes(got["before.py"], "LCK203") == {11}, got
     assert codes(got["after.py"], "LCK201") == {24}, got  # the flocked file removed
+
+
+CLEANER = """
+    import os
+
+
+    def clean():
+        for lockfile in [{names}]:
+            if os.path.exists(lockfile):
+                os.remove(lockfile)
+
+
+    if __name__ == "__main__":
+        clean()
+"""
+
+
+def test_a_loop_removing_other_jobs_lock_names_is_one_lck107(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "locks.py": CLEANER.format(names='"bot.lock", "app.lock", "bot.pid"'),
+            "caches.py": CLEANER.format(names='"cache.db", "index.json"'),
+        },
+    )
+    assert codes(got["locks.py"], "LCK107") == {7}, got
+    assert not codes(got["caches.py"], "LCK107"), got

@@ -50,6 +50,7 @@ def stale_lock_breaker(ctx: Context):
 )
 def foreign_lock_removal(ctx: Context):
     facts = ctx.facts
+    found: dict[tuple[int, int], list] = {}  # span -> the removals there (one per variant)
     for rm in facts.removals:
         if rm.conditional or rm.stale_guard or rm.overwrite or rm.path is None:
             continue
@@ -63,11 +64,17 @@ def foreign_lock_removal(ctx: Context):
             continue
         if any(k.pid_file is not None and same_path(k.pid_file, rm.path) for k in facts.kills):
             continue  # a stop action: the PID stored there was signalled, its record goes
-        what = "lock files matching" if rm.is_glob else "the lock"
+        found.setdefault((rm.span.start, rm.span.end), []).append(rm)
+    for rms in found.values():
+        # a loop over several names (`for f in ["a.lock", "b.pid"]: os.remove(f)`): one finding
+        names = ", ".join(f"`{r.path.render()}`" for r in rms)
+        whose = "another job's lock"
+        if len(rms) > 1:
+            what, whose = "the locks", "other jobs' locks"
+        else:
+            what = "lock files matching" if rms[0].is_glob else "the lock"
         yield ctx.finding(
-            "LCK107",
-            rm.span,
-            f"removes {what} `{rm.path.render()}`, never taken here: another job's lock",
+            "LCK107", rms[0].span, f"removes {what} {names}, never taken here: {whose}"
         )
 
 

@@ -203,6 +203,10 @@ class Handlers:
         for a in self.ancestors(call):
             if a is stop:
                 break
+            if isinstance(a, cst.If) and self._tests_existence_of(a, call):
+                continue  # `if os.path.exists(P): os.remove(P)`: whenever there is one
+            if isinstance(a, cst.For) and self._over_literals(a):
+                continue  # `for f in ["a.lock", "b.pid"]:`: each name, every time
             if isinstance(a, (cst.If, cst.ExceptHandler, cst.While, cst.Else)) or (
                 isinstance(a, cst.For) and not r.is_glob
             ):
@@ -248,6 +252,21 @@ class Handlers:
                     conditional = True  # a function or method this file may never run
                 break
         r.conditional = conditional
+
+    def _tests_existence_of(self, ifn: Any, call: Any) -> bool:
+        """``call`` is in the body of ``if exists(X):`` and removes that same ``X``."""
+        if not self.within(call, ifn.body) or not call.args:
+            return False
+        et = self._exists_test(ifn.test)
+        if et is None or not et[1]:
+            return False
+        return self.code(self._exists_arg(et[0])) == self.code(call.args[0].value)
+
+    def _over_literals(self, loop: Any) -> bool:
+        it = loop.iter
+        return isinstance(it, (self.cst.List, self.cst.Tuple)) and all(
+            isinstance(self.const(e.value), str) for e in it.elements
+        )
 
     def _runs_unconditionally(self, func: Any, depth: int = 0) -> bool:
         """A plain function that the run always calls: the entry point, or a function the

@@ -353,7 +353,7 @@ class Values:
                 if v[0] == "param":
                     return self._param_parts(node, v[1], v[2], depth)
                 if v[0] == "for":
-                    return [Part(PartKind.VAR, node.value)]
+                    return self._loop_parts(node, v[1], depth)
                 return unknown
             alt = self._env_or_literal(node, v, depth)
             if alt is not None:
@@ -433,6 +433,24 @@ class Values:
             return resolved[self._choice[pkey]]
         if resolved:
             self._multi.setdefault(pkey, len(resolved))
+        return [Part(PartKind.VAR, node.value)]
+
+    def _loop_parts(self, node: Any, loop: Any, depth: int) -> list[Part]:
+        """The variable of ``for f in ["bot.lock", "app.pid"]:``: each literal is a variant
+        (judged on its own, as several call-site values are); another iterable is VAR."""
+        cst = self.cst
+        it = loop.iter
+        if not isinstance(it, (cst.List, cst.Tuple)) or not 1 <= len(it.elements) <= 8:
+            return [Part(PartKind.VAR, node.value)]
+        values = [e.value for e in it.elements]
+        if any(not isinstance(self.const(v), str) for v in values):
+            return [Part(PartKind.VAR, node.value)]
+        key = id(loop)
+        if key in self._choice and self._choice[key] < len(values):
+            return self._parts(values[self._choice[key]], depth + 1)
+        if len(values) == 1:
+            return self._parts(values[0], depth + 1)
+        self._multi.setdefault(key, len(values))
         return [Part(PartKind.VAR, node.value)]
 
     def _is_none(self, node: Any) -> bool:
