@@ -1,8 +1,10 @@
-"""Python and PowerShell shapes behind set G's misses (bench/recall/SET-G.md, a dev set from
-session 12 on), each positive beside a negative, through the CLI: a PID file tested, then
-written with the run's PID and handed to the caller; PowerShell written with typographic
-quotes and dashes; a Test-Path lock whose exists branch rewrites the file before the other
-branch creates it."""
+"""Python and PowerShell shapes behind the misses and false findings of set G (a dev set from
+session 12 on, bench/recall/SET-G.md) and of sets E/F's dev parts, each positive beside a
+negative, through the CLI: PID files tested, then written with the run's PID; a lock handle's
+``.name``; contention tests that only pick a message; PIDs behind a property; releases for a
+live holder; atexit hooks after the acquiring call; loops over literal lock names; PowerShell
+typographic quotes and dashes, rewrites in the exists branch, script traps and free-name
+searches."""
 
 from __future__ import annotations
 

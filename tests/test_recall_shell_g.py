@@ -1,9 +1,10 @@
-"""Shell shapes behind set G's misses and false positives (bench/recall/SET-G.md, read as a
-dev set from session 12 on), each as a class with a positive beside a negative, through the
-CLI: a busy branch that ends a subshell the script goes on after, an unrelated check after a
-create-if-missing, a trap that reads variables assigned after it, a trap that removes the
-lock only once it holds the flock again, a restart that records its child's PID, and a
-counted `ps -p` with its header line."""
+"""Shell shapes behind the misses and false findings of set G (a dev set from session 12 on,
+bench/recall/SET-G.md) and set F's dev part, each as a class with a positive beside a negative,
+through the CLI: a busy branch that ends a subshell the script goes on after, an unrelated
+check after a create-if-missing, a trap that reads variables assigned after it, a trap that
+removes the lock only once it holds the flock again, a restart that records its child's PID,
+a counted `ps -p` with its header line, mailed notices, PIDs written into tested names, stop
+actions, and ages kept in variables."""
 
 from __future__ import annotations
 
