@@ -238,3 +238,25 @@ def test_a_lazy_pattern_behaves_as_the_compiled_one():
     import copy
 
     assert copy.copy(lazy).search("noqa")
+
+
+def test_a_scan_gives_the_collector_back_as_it_found_it():
+    # the runner pauses the collector for the imports before a fork and freezes what the
+    # process holds (lockcheck.runner.preload, lockcheck.workers); after the run nothing
+    # stays frozen or paused, with a worker and without one
+    for in_process in (False, True):
+        code = textwrap.dedent(
+            f"""\
+            import gc, os
+            if {in_process!r}:
+                del os.fork
+            from lockcheck.cli import main
+            status = main(["scan", "--isolated", "--output-format", "concise", {str(SAMPLE)!r}])
+            print("STATUS", status, gc.isenabled(), gc.get_freeze_count())
+            """
+        )
+        proc = subprocess.run(
+            _python(code), capture_output=True, text=True, timeout=120, check=False, env=_env()
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines()[-1] == "STATUS 0 True 0", (in_process, proc.stdout)
