@@ -8,16 +8,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from . import checks
+from . import checks, lazyre
 from .model import Applicability, Edit, FileFacts, Finding, Fix, Span
 from .records import field, record
 from .settings import Settings
 
 # a frontend hands over ``#`` comments as written, and comments of other syntaxes (``//``)
 # already stripped of their prefix: a directive is then at the start of the text
-_NOQA = re.compile(r"(?:^|#)\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
-_DISABLE = re.compile(r"(?:^|#)\s*lockcheck:\s*disable=(?P<codes>[A-Z0-9,\s]+)", re.I)
-_DISABLE_FILE = re.compile(r"(?:^|#)\s*lockcheck:\s*disable-file=(?P<codes>[A-Z0-9,\s]+)", re.I)
+_NOQA = lazyre.compile(
+    r"(?:^|#)\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I
+)
+_DISABLE = lazyre.compile(r"(?:^|#)\s*lockcheck:\s*disable=(?P<codes>[A-Z0-9,\s]+)", re.I)
+_DISABLE_FILE = lazyre.compile(r"(?:^|#)\s*lockcheck:\s*disable-file=(?P<codes>[A-Z0-9,\s]+)", re.I)
+
+
+def _may_hold_directive(lowered: str) -> bool:
+    """Whether an ASCII comment (lower-cased) may hold a directive: the patterns above need
+    ``noqa`` or ``lockcheck``, in any case.  A comment with other characters goes to the
+    patterns as it is: ``re.I`` also folds the Kelvin sign into ``k``, a dotless ``i`` into
+    ``i`` and a long ``s`` into ``s``."""
+    return "noqa" in lowered or "lockcheck" in lowered
 
 
 # codes that only a code or prefix selects, never "ALL" (the default): like ruff's RUF100
@@ -64,6 +74,8 @@ def suppressions(facts: FileFacts) -> list[Suppression]:
     out = []
     header = _header_lines(facts)
     for line, comment in sorted(facts.comments.items()):
+        if comment.isascii() and not _may_hold_directive(comment.lower()):
+            continue  # none of the three can match (nor be compiled for a file without any)
         m = _NOQA.search(comment)
         if m:
             codes = _codes(m.group("codes"))
@@ -161,7 +173,7 @@ def _lines(text: str):
 
 
 _LINE_COMMENT = ("#", "//")  # the line comments that can open a file's first comment block
-_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_LINE_BREAK = lazyre.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def analyze_facts(facts: FileFacts, settings: Settings, codes: set[str]) -> list[Finding]:

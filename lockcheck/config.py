@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .collector import paused
 from .hints import Any
 from .records import field, record, replace
 from .settings import Settings
@@ -102,11 +103,14 @@ class ConfigFile:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
-    # imported here: a run without a configuration file never pays for the TOML parser
-    if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
+    # imported here: a run without a configuration file never pays for the TOML parser;
+    # with the collector paused, as lockcheck.runner.preload's imports (its import set off
+    # four collections, one of the older generation, that only traversed what it built)
+    with paused():
+        if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
 
     try:
         with open(path, "rb") as fh:

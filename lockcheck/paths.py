@@ -7,6 +7,7 @@ import fnmatch
 import os
 import re
 
+from . import lazyre
 from .model import Part, PartKind, PathExpr
 
 SYNC_ROOTS_HOME = (
@@ -47,7 +48,9 @@ SHARED_TMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock")
 # Windows' own temporary directory (%TEMP% of SYSTEM and the service accounts): every local
 # user may create entries there
 WINDOWS_TEMP = "C:\\Windows\\Temp"
-_WINDOWS_TEMP_RE = re.compile(r"^(?:[a-z]:)?/windows/temp/|^%(?:systemroot|windir)%/temp/", re.I)
+_WINDOWS_TEMP_RE = lazyre.compile(
+    r"^(?:[a-z]:)?/windows/temp/|^%(?:systemroot|windir)%/temp/", re.I
+)
 # directories a user or service manager sets up privately: ${XDG_RUNTIME_DIR:-/tmp} tries one
 # first.  TMPDIR does not: it is what tempfile.gettempdir() reads, cron and most services leave
 # it unset, and then ${TMPDIR:-/tmp} is /tmp (RULES.md names gettempdir() as shared).
@@ -58,7 +61,7 @@ PRIVATE_VARS = {
     "XDG_CACHE_HOME",
 }
 # a literal home directory: /home/me/Dropbox is ~/Dropbox
-_HOME_PREFIX = re.compile(
+_HOME_PREFIX = lazyre.compile(
     r"^(?:/home/[^/\0]+|/Users/[^/\0]+|/root|[A-Za-z]:[/\\\\]Users[/\\\\][^/\\\\\0]+)(?=[/\\\\])"
 )
 

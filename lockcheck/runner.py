@@ -7,10 +7,12 @@ only when a file of their language is analysed, so a shell-only run never import
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterable
 from functools import partial
 
+from .collector import paused
 from .discover import Target
 from .hints import Any
 from .model import Finding
@@ -203,22 +205,31 @@ def preload(targets: list[Target]) -> None:
     them (a fork shares the imported modules; each worker importing them would not).  The
     pools forked after a scan's walk (the join's re-analyses, the checks of fixes) call it
     too: what the files found after the walk's last fork need, a worker imported, not this
-    process (:func:`run_walk`)."""
+    process (:func:`run_walk`).
+
+    The imports run with the cyclic collector paused, and what this process then holds goes
+    to the collector's permanent generation (``gc.freeze``, as :class:`lockcheck.workers.
+    _Worker` does before each fork, and until the run's workers are done): the modules,
+    classes and tables live as long as the process, and each collection, before the fork and
+    after it in both processes, would only traverse them again (issue #11)."""
     import importlib
 
-    for language in sorted({t.language for t in targets if t.language}):
-        importlib.import_module(f"{__package__}.frontends.{language}")
-    kinds = {t.definition for t in targets if t.definition and not t.language}
-    if kinds:
-        from .definitions.load import preload
+    with paused():
+        for language in sorted({t.language for t in targets if t.language}):
+            importlib.import_module(f"{__package__}.frontends.{language}")
+        kinds = {t.definition for t in targets if t.definition and not t.language}
+        if kinds:
+            from .definitions.load import preload
 
-        preload(kinds)
-    names = ["engine", "checks"]
-    if sum(1 for t in targets if t.language) > 1:  # what analyze_text imports for a script
-        names.append("fix.suggest")  # with findings: one file's worker imports it if needed;
-        # embedded shell (short, rarely with findings) is left to the worker that needs it
-    for name in names:
-        importlib.import_module(f"{__package__}.{name}")
+            preload(kinds)
+        names = ["engine", "checks"]
+        if sum(1 for t in targets if t.language) > 1:  # what analyze_text imports for a
+            names.append("fix.suggest")  # script with findings: one file's worker imports
+            # it if needed; embedded shell (short, rarely with findings) is left to the
+            # worker that needs it
+        for name in names:
+            importlib.import_module(f"{__package__}.{name}")
+        gc.freeze()
 
 
 def _work(t: Target) -> float:

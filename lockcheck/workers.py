@@ -21,6 +21,7 @@ crashes, or a fixed text that is hostile.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import time
@@ -184,6 +185,11 @@ class _Worker:
     def __init__(self, func) -> None:
         to_child = os.pipe()
         to_parent = os.pipe()
+        # what this process holds now (the modules above all) goes to the collector's
+        # permanent generation, as the gc module's documentation advises before a fork: no
+        # collection, here or in the child, traverses it again (in the child, that would copy
+        # every page it touches); run_bounded gives it back when the run ends
+        gc.freeze()
         try:
             pid = os.fork()
         except OSError:
@@ -313,6 +319,7 @@ def run_bounded(
     tasks pay for (one, plus one per whole 1 of weight).  ``before_fork(tasks so far)`` runs
     before each fork."""
     if not hasattr(os, "fork"):
+        gc.unfreeze()  # what lockcheck.runner.preload froze for the fork
         raise Unavailable("no fork on this platform")
 
     stream = None if isinstance(tasks, Sequence) else iter(tasks)
@@ -452,4 +459,5 @@ def run_bounded(
                 w.ask_to_stop()
         for w in live:
             w.stop(kill=w.index is not None)
+        gc.unfreeze()  # what the forks (and preload) froze is collectable again
     return results

@@ -190,3 +190,73 @@ def test_a_single_file_that_crashes_its_worker_is_one_lck000(tmp_path):
     assert "crash.py:1:1: LCK000 (warning) analysis stopped: the analysis crashed (SIGSEGV)" in (
         report
     )
+
+
+def test_importing_the_scan_path_compiles_no_pattern_of_lockcheck():
+    # the module-level patterns of a Python file's scan are lockcheck.lazyre stand-ins: it
+    # compiles only those its file needs (the report's, Windows paths', Python 2's... wait)
+    code = textwrap.dedent(
+        """\
+        import re, sys
+        import re._compiler as c
+        compiled = []
+        real = c.compile
+        def spy(p, flags=0):
+            f = sys._getframe(1)
+            while f.f_code.co_filename.endswith(("__init__.py", "_compiler.py")) and (
+                f.f_globals.get("__name__", "").startswith("re")
+            ):
+                f = f.f_back  # re.compile's own frames: the caller is the next one
+            if f.f_globals.get("__name__", "").startswith("lockcheck"):
+                compiled.append((f.f_code.co_filename, p))
+            return real(p, flags)
+        c.compile = spy
+        import lockcheck.cli, lockcheck.engine, lockcheck.checks, lockcheck.frontends.python
+        import lockcheck.report.full, lockcheck.report.concise
+        print(compiled)
+        """
+    )
+    proc = subprocess.run(
+        _python(code), capture_output=True, text=True, timeout=120, check=False, env=_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_a_lazy_pattern_behaves_as_the_compiled_one():
+    import re
+
+    from lockcheck import lazyre
+
+    lazy = lazyre.compile(r"(?P<w>no)qa", re.I)
+    assert lazy.pattern == r"(?P<w>no)qa"
+    assert "search" not in vars(lazy)  # not compiled yet
+    assert lazy.search("# NOQA").group("w") == "NO"
+    assert lazy.flags == re.compile(r"(?P<w>no)qa", re.I).flags
+    assert lazy.sub("x", "noqa noqa") == "x x"
+    assert "search" in vars(lazy)  # the compiled pattern's method, kept
+    import copy
+
+    assert copy.copy(lazy).search("noqa")
+
+
+def test_a_scan_gives_the_collector_back_as_it_found_it():
+    # the runner pauses the collector for the imports before a fork and freezes what the
+    # process holds (lockcheck.runner.preload, lockcheck.workers); after the run nothing
+    # stays frozen or paused, with a worker and without one
+    for in_process in (False, True):
+        code = textwrap.dedent(
+            f"""\
+            import gc, os
+            if {in_process!r}:
+                del os.fork
+            from lockcheck.cli import main
+            status = main(["scan", "--isolated", "--output-format", "concise", {str(SAMPLE)!r}])
+            print("STATUS", status, gc.isenabled(), gc.get_freeze_count())
+            """
+        )
+        proc = subprocess.run(
+            _python(code), capture_output=True, text=True, timeout=120, check=False, env=_env()
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.splitlines()[-1] == "STATUS 0 True 0", (in_process, proc.stdout)

@@ -72,3 +72,13 @@ finally:
     os.rmdir(LOCK)
 """
     assert found(text, "python") == {("LCK101", 7)}
+
+
+def test_directives_in_any_case_and_with_the_characters_re_i_folds():
+    # the ASCII comments without "noqa" or "lockcheck" skip the patterns; these must not
+    assert found(JOB.format(header="", eol="  # NOQA: lck401")) == {("LCK101", 4)}
+    header = "# LockCheck: Disable=LCK101"
+    assert found(JOB.format(header=header, eol="")) == {("LCK401", 4)}
+    # KELVIN SIGN for k and a dotless i: re.I matches them as "lockcheck: disable"
+    header = "# loc\u212acheck: d\u0131sable=LCK101"
+    assert found(JOB.format(header=header, eol="")) == {("LCK401", 4)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from .. import lazyre
 from ..hints import TYPE_CHECKING
 from ..model import Finding, Fix, Span
 from ..records import field, record
@@ -110,7 +111,7 @@ def overlap(e: Entry) -> Setting | None:
     return None
 
 
-_UNIQUE = re.compile(r"github\.(run_id|run_number|sha)\b")
+_UNIQUE = lazyre.compile(r"github\.(run_id|run_number|sha)\b")
 
 
 def group_holds(group: Setting) -> bool:
@@ -129,7 +130,9 @@ def _escapes(ctx: JobContext, e: Entry) -> bool:
     return bool(_handoff(e) or _backgrounds(ctx, e))
 
 
-_HANDOFF = re.compile(r"\bdocker\s+run\b[^|;&]*\s(-d|--detach)\b|\bsystemd-run\b|(^|[\s;&|])at\s")
+_HANDOFF = lazyre.compile(
+    r"\bdocker\s+run\b[^|;&]*\s(-d|--detach)\b|\bsystemd-run\b|(^|[\s;&|])at\s"
+)
 
 
 def _handoff(e: Entry) -> Command | None:

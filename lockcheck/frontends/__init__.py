@@ -7,8 +7,8 @@ imported lazily so that a run pays only for the grammars of the languages it rea
 from __future__ import annotations
 
 import importlib
-import re
 
+from .. import lazyre
 from ..model import FileFacts
 
 SHELL_EXTENSIONS = (".sh", ".bash", ".ksh", ".dash", ".bats")
@@ -21,7 +21,7 @@ DECLARATION_EXTENSIONS = (".d.ts", ".d.mts", ".d.cts")
 KNOWN_EXTENSIONS = (
     SHELL_EXTENSIONS + PYTHON_EXTENSIONS + JAVASCRIPT_EXTENSIONS + POWERSHELL_EXTENSIONS
 )
-_SHEBANG = re.compile(rb"^#!\s*(\S+)(?:\s+(?:-\S+\s+)*(\S+))?")
+_SHEBANG = lazyre.compile(rb"^#!\s*(\S+)(?:\s+(?:-\S+\s+)*(\S+))?")
 SHELLS = {"sh", "bash", "dash", "ksh", "mksh", "ash", "busybox"}
 JAVASCRIPT_RUNNERS = {"node", "nodejs", "deno", "bun", "ts-node", "tsx"}
 POWERSHELLS = {"pwsh", "powershell", "pwsh-preview"}

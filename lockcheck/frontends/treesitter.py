@@ -21,13 +21,14 @@ import re
 import sys
 from collections.abc import Iterator
 
+from .. import lazyre
 from ..hints import Any
 from ..model import Span
 
 _PARSERS: dict[str, Any] = {}
 
 # code points above U+2FFFF: tree-sitter-bash 0.25 reads out of bounds on some of them
-_HIGH_PLANES = re.compile(
+_HIGH_PLANES = lazyre.compile(
     rb"\xf0[\xb0-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2}"
 )
 

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Callable
 
+from .. import lazyre
 from ..model import Applicability, Edit, Finding, Fix
 from ..records import field, record
 
@@ -119,7 +120,7 @@ class ReportContext:
         return self.unsafe_fixes and fix.applicability is Applicability.UNSAFE
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazyre.compile("[\ud800-\udfff]")
 
 
 def json_text(obj: object, **kwargs) -> str:
@@ -141,7 +142,7 @@ def valid_utf8(text: str) -> str:
 
 # C0 and C1 control characters (a tab is kept) and the bidirectional overrides and isolates
 # ("Trojan source"): text from scanned files and their names never reaches a terminal raw
-_CONTROL = re.compile(
+_CONTROL = lazyre.compile(
     "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udc9f]"
 )
 
@@ -167,7 +168,7 @@ def printable(text: str, keep_newlines: bool = False) -> str:
     return _CONTROL.sub(sub, text)
 
 
-_LINE_END_OR_CONTROL = re.compile("\r\n|" + _CONTROL.pattern)
+_LINE_END_OR_CONTROL = lazyre.compile("\r\n|" + _CONTROL.pattern)
 
 
 def printable_lines(text: str) -> str:

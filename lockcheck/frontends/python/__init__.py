@@ -25,6 +25,7 @@ import ast
 import re
 import warnings
 
+from ... import lazyre
 from ...collector import paused
 from ...model import FileFacts, ParseError, Span
 from ..treesitter import Offsets, parser, source_bytes
@@ -116,7 +117,7 @@ def _analyse(facts: FileFacts) -> None:
     an.run()
 
 
-_MIXED_INDENT = re.compile(rb"(?m)^(?:[ ]+\t|\t+[ ]+\t?)[ \t]*")
+_MIXED_INDENT = lazyre.compile(rb"(?m)^(?:[ ]+\t|\t+[ ]+\t?)[ \t]*")
 
 
 def _py2_columns(m: re.Match) -> bytes:

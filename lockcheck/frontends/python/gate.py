@@ -32,9 +32,9 @@ none, so skipping it changes no finding (``bench/corpus_scan.py`` before and aft
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
+from ... import lazyre
 from ...hints import Any
 from ...paths import lockish_text
 
@@ -79,7 +79,7 @@ LOG_HANDLERS = frozenset(
     }
 )
 OS_MODULES = frozenset({"os", "shutil"})
-MODE_X = re.compile(r"[rwabtU+]*x[rwabtU+]*\Z")
+MODE_X = lazyre.compile(r"[rwabtU+]*x[rwabtU+]*\Z")
 REACH_BUDGET = 5000  # nodes visited when tracing removal targets; beyond it: analyse
 
 # the text test: plain substring tests first (C speed), a pattern only to confirm
@@ -101,7 +101,7 @@ _STRONG = (
     "removedirs",
 )
 _CREATE_TEXT = ("mkdir", "makedirs", "symlink", "hardlink_to", "touch(")
-_MODE_TEXT = re.compile(r"""(['"])[rwabtU+]*x[rwabtU+]*\1""")  # an exclusive-create mode
+_MODE_TEXT = lazyre.compile(r"""(['"])[rwabtU+]*x[rwabtU+]*\1""")  # an exclusive-create mode
 
 
 def _os_call(text: str, word: str) -> bool:
@@ -123,16 +123,16 @@ def _os_call(text: str, word: str) -> bool:
     return "import os as" in text or "from os import" in text or "from posix import" in text
 
 
-_LOCKF = re.compile(r"\blockf\b")  # not lockfile
-_WRITE_OPEN = re.compile(r"""['"][wa]b?\+?['"]|write_text\(""")  # open(p, "w"), write_text
+_LOCKF = lazyre.compile(r"\blockf\b")  # not lockfile
+_WRITE_OPEN = lazyre.compile(r"""['"][wa]b?\+?['"]|write_text\(""")  # open(p, "w"), write_text
 # a command asking whether a PID lives: "ps -p %d", "kill -0 {pid}", ["ps", "-p", pid]
-LISTING_CMD = re.compile(r"\s*(?:\S*/)?(?:pgrep|pidof)\b")
-PS_CMD = re.compile(r"(?:^|[\s/])(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)")
-_PS_CMD_TEXT = re.compile(
+LISTING_CMD = lazyre.compile(r"\s*(?:\S*/)?(?:pgrep|pidof)\b")
+PS_CMD = lazyre.compile(r"(?:^|[\s/])(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)")
+_PS_CMD_TEXT = lazyre.compile(
     r"""['"](?:[^'"\n]*[\s/])?(?:ps(?:\s+-\w+)*\s+-\w*p\b|kill\s+-0\b)"""
     r"""|['"](?:[\w/]*/)?(?:ps['"]\s*,[^\]\n]*['"]-\w*p|kill['"]\s*,\s*['"]-0)"""
 )
-_PROC_PID = re.compile(r"""['"]/proc/?(?:['"]|%|\{)""")  # "/proc/%d", f"/proc/{pid}", "/proc"
+_PROC_PID = lazyre.compile(r"""['"]/proc/?(?:['"]|%|\{)""")  # "/proc/%d", f"/proc/{pid}", "/proc"
 
 
 def may_hold_lock(text: str) -> bool:
@@ -218,9 +218,9 @@ def children(n: ast.AST) -> list[ast.AST]:
 
 
 # anchored at line starts: a search from every `except ` of a long line rescans it each time
-_PY2_PRINT = re.compile(r"(?m)^[ \t]*print [\"'a-zA-Z_>%]")
-_PY2_EXCEPT = re.compile(r"(?m)^[ \t\f]*except [^:\n()]*,\s*\w+\s*:")
-_PY2_RAISE = re.compile(r"raise [\w.]+\s*,\s*\S")
+_PY2_PRINT = lazyre.compile(r"(?m)^[ \t]*print [\"'a-zA-Z_>%]")
+_PY2_EXCEPT = lazyre.compile(r"(?m)^[ \t\f]*except [^:\n()]*,\s*\w+\s*:")
+_PY2_RAISE = lazyre.compile(r"raise [\w.]+\s*,\s*\S")
 
 
 def looks_like_python2(text: str) -> bool:
@@ -977,9 +977,9 @@ PATH_CALLS = frozenset(
         "rglob",
     }
 )
-_MODE = re.compile(r"[rwabtU+]{1,4}")
+_MODE = lazyre.compile(r"[rwabtU+]{1,4}")
 # a string that can be (part of) a file name: not a mode, not bare punctuation
-_PATHISH = re.compile(r"[A-Za-z0-9_]{2}|[A-Za-z0-9_][./]|[./][A-Za-z0-9_]")
+_PATHISH = lazyre.compile(r"[A-Za-z0-9_]{2}|[A-Za-z0-9_][./]|[./][A-Za-z0-9_]")
 
 
 def _self_attr(node: ast.AST) -> bool:

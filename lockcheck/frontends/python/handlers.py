@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ... import lazyre
 from ...hints import Any
 from ...model import (
     Acquire,
@@ -27,7 +26,7 @@ from .calls import (
 # what a failed open raises, caught by a handler that is wide enough (LCK406)
 OPEN_ERRORS = set(CLASH_ERRORS) - {"FileExistsError"}
 # a handler body that tells contention from other errors (LCK406)
-_CONTENTION_TEST = re.compile(r"\b(EWOULDBLOCK|EAGAIN|BlockingIOError)\b")
+_CONTENTION_TEST = lazyre.compile(r"\b(EWOULDBLOCK|EAGAIN|BlockingIOError)\b")
 
 
 class Handlers:

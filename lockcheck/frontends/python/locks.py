@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ... import lazyre
 from ...hints import Any
 from ...model import (
     Acquire,
@@ -598,7 +599,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                     return sm if self.const(sm.value) in (False, None, 0) else None
         return None
 
-    _PID_WORD = re.compile(r"\bpid\b|getpid|_pid\b", re.I)
+    _PID_WORD = lazyre.compile(r"\bpid\b|getpid|_pid\b", re.I)
 
     def _writes_pid(self, creator: Any, own: bool = False) -> bool:
         """The created file is written with a PID (``f.write(str(os.getpid()))``, ``pid``) in
@@ -1356,7 +1357,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if acq.path is not None and self.key(acq.path) in tested:
                 self.facts.acquires.append(acq)
 
-    _LIVENESS_WORDS = re.compile(r"kill|pid|/proc|psutil|alive|running|lock")
+    _LIVENESS_WORDS = lazyre.compile(r"kill|pid|/proc|psutil|alive|running|lock")
 
     def _ends_on_content(self, end: _Entry, ifn: Any) -> bool:
         """The branch under ``if exists(P)`` ends only under a further test that is not about

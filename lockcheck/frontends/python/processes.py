@@ -3,8 +3,7 @@ children started while a lock is held."""
 
 from __future__ import annotations
 
-import re
-
+from ... import lazyre
 from ...hints import Any
 from ...model import (
     Acquire,
@@ -26,7 +25,7 @@ _SIGNAL_NAMES = {1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 9: "SIGKILL", 15: "SIGT
 class Processes:
     """Methods of :class:`.locks.Analyzer`."""
 
-    _LISTING = re.compile(r"^\s*(?:\S*/)?(?:pgrep|pidof|ps)\b")
+    _LISTING = lazyre.compile(r"^\s*(?:\S*/)?(?:pgrep|pidof|ps)\b")
 
     def _listed_pid_tests(self) -> None:
         """``if pid in subprocess.getoutput("pgrep job").split()``: the stored PID looked up

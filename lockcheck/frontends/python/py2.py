@@ -8,15 +8,14 @@ tree-sitter-python reads Python 2 and 3 alike: a print statement is a ``print_st
 
 from __future__ import annotations
 
-import re
-
+from ... import lazyre
 from ...hints import Any
 
 PY2_TYPES = frozenset(
     {"print_statement", "exec_statement", "except_clause", "raise_statement", "string", "integer"}
 )
-_OCTAL = re.compile(rb"0[0-9]+\Z")
-_SHEBANG_PY2 = re.compile(r"#![^\n]*\bpython2(?:\.\d+)?\b")
+_OCTAL = lazyre.compile(rb"0[0-9]+\Z")
+_SHEBANG_PY2 = lazyre.compile(r"#![^\n]*\bpython2(?:\.\d+)?\b")
 
 
 def py2_evidence(n: Any, t: str) -> str | None:

@@ -9,6 +9,7 @@ import functools
 import os
 import re
 
+from ... import lazyre
 from ...hints import Any
 from ...model import (
     Part,
@@ -21,7 +22,7 @@ WORK_BUDGET = 4000  # resolution steps for one path or pid (call-site fan-out is
 LIBRARY_MODULES = ("fcntl", "filelock", "portalocker", "fasteners")
 OS_EX = {"EX_OK": 0, "EX_TEMPFAIL": 75, "EX_SOFTWARE": 70, "EX_UNAVAILABLE": 69}
 _NOVALUE = object()
-_PY2_PREFIX = re.compile(r"(?i)(?<![\w'\"])u(r['\"])")
+_PY2_PREFIX = lazyre.compile(r"(?i)(?<![\w'\"])u(r['\"])")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -530,7 +531,7 @@ class Values:
             return [Part(PartKind.LIT, cut if cut is not None else text.rsplit(".", 1)[0])]
         return _strip_ext(base)
 
-    _CUT_END = re.compile(r"\s*:\s*(?:-\s*(\d+)|len\(\s*(\w+)\s*\)\s*-\s*(\d+))\s*")
+    _CUT_END = lazyre.compile(r"\s*:\s*(?:-\s*(\d+)|len\(\s*(\w+)\s*\)\s*-\s*(\d+))\s*")
 
     def _cut_parts(self, node: Any, depth: int) -> list[Part] | None:
         """``name[:-3]`` / ``name[:len(name) - 3]`` (a ``.py`` cut off): a literal loses its

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import re
 
+from ... import lazyre
 from ...hints import Any
 from ...model import (
     BusyBranch,
@@ -49,7 +50,7 @@ _KINDS = {
 _MISS = object()
 
 
-_GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w, \t]+)", re.M)
+_GLOBAL = lazyre.compile(r"^[ \t]*global[ \t]+([\w, \t]+)", re.M)
 
 
 def _names(text: str) -> list[str]:
