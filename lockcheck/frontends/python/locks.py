@@ -615,7 +615,7 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 return True
         return False
 
-    _OWN_PID = re.compile(r"\bgetpid\(\)")
+    _OWN_PID = lazyre.compile(r"\bgetpid\(\)")
 
     def _raise_escapes(self, raise_node: Any) -> bool:
         """No caller of this file catches the error raised (as a busy branch)."""
