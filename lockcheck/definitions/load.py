@@ -65,3 +65,21 @@ def analyse(t, r, kind: str, codes_of, data: bytes | None = None) -> None:
             if r.pipeline:
                 return
     r.embedded = shell_findings(d, t.settings, codes_of(t.path))
+
+
+_YAML_KINDS = {"k8s", "github", "gitlab"}
+
+
+def preload(kinds: set[str]) -> None:
+    """Import what reading definitions of ``kinds`` needs before the workers fork (each
+    worker then starts with it): the kinds' modules, the YAML grammar, and the shell
+    frontend for their embedded shell."""
+    import importlib
+
+    for kind in sorted(kinds):
+        importlib.import_module(f"{__package__}.{kind}")
+    if kinds & _YAML_KINDS:
+        from ..frontends.treesitter import parser
+
+        parser("yaml")
+    importlib.import_module("lockcheck.frontends.shell")
