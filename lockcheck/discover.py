@@ -47,13 +47,17 @@ def read_head(path: str, n: int = HEAD_BYTES) -> bytes:
     ``read(2)`` on a bare descriptor, a third cheaper than a buffered file object over the
     thousands of files of a walk; non-blocking, should the file become a FIFO meanwhile."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a FIFO or a device
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):  # never open a FIFO or a device
             return b""
         fd = os.open(path, _HEAD_OPEN)
     except OSError:
         return b""
     try:
-        return os.read(fd, n)
+        # no more than the file holds: os.read allocates the whole ``n`` before it shrinks
+        # the buffer (a tenth of the 64 KiB definition sniff's cost); a size of 0 may be a
+        # file that lies about it (procfs): ``n`` then
+        return os.read(fd, min(n, st.st_size) or n)
     except OSError:
         return b""
     finally:
@@ -74,13 +78,13 @@ def classify(path: str, settings: Settings | None) -> tuple[str | None, str | No
     definitions = settings is not None and settings.definitions
     if not definitions:
         return language_of(path, read_head(path)), None
-    from .definitions.discover import head_size, kind_of
+    from .definitions import discover as sniff  # imported once: a lookup after that
 
-    head = read_head(path, head_size(lower))
+    head = read_head(path, sniff.head_size(lower))
     lang = language_of(path, head[:HEAD_BYTES])
     if lang is not None:
         return lang, None
-    return None, kind_of(path, head)
+    return None, sniff.kind_of(path, head)
 
 
 # --------------------------------------------------------------------------- ignore rules

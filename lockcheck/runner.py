@@ -217,8 +217,13 @@ def preload(targets: list[Target]) -> None:
     with paused():
         for language in sorted({t.language for t in targets if t.language}):
             importlib.import_module(f"{__package__}.frontends.{language}")
+        # a job definition's parser (its kind's module, the YAML grammar, the shell frontend
+        # for embedded shell) is imported here only once the run has scripts too, and so
+        # likely more than one worker to share it: this process never parses a definition,
+        # and a tree of definitions and no script (a Helm chart repository) has one worker,
+        # which imports them beside the walk (~0.02 s) instead of this process before it
         kinds = {t.definition for t in targets if t.definition and not t.language}
-        if kinds:
+        if kinds and any(t.language for t in targets):
             from .definitions.load import preload
 
             preload(kinds)

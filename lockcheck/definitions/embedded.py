@@ -33,7 +33,8 @@ def shell_findings(d: Definition, settings, codes: set[str]) -> list[Finding]:
     codes = {c for c in codes if not c.startswith("LCK6")}
     if not codes:
         return []
-    lines = d.text.split("\n")
+    lines: list[str] = []
+    starts: list[int] = []  # of the definition's lines, read once there are findings to map
     out: list[Finding] = []
     for c in _commands(d):
         if c.shell is None or not c.text.strip():
@@ -43,8 +44,15 @@ def shell_findings(d: Definition, settings, codes: set[str]) -> list[Finding]:
         if c.shell.endswith("-e"):  # `bash -e`: set -e is in effect
             text, prefix = "set -e\n" + text, 1
         _facts, found = analyze_text(d.path, text, "shell", settings, codes)
+        if not found:
+            continue
+        if not lines:
+            lines = d.text.split("\n")
+            starts.append(0)
+            for ln in lines:
+                starts.append(starts[-1] + len(ln) + 1)
         sub = text.split("\n")
-        where = _Offsets(d.text, c, sub, lines, prefix)
+        where = _Offsets(starts, c, sub, lines, prefix)
         for f in found:
             out.append(_mapped(f, c, sub, lines, prefix, where))
     return out
@@ -55,10 +63,9 @@ class _Offsets:
     embedded line is the end of its definition line (a crontab command, a ``run: |`` block
     less its indentation, a ``RUN`` line); None where a line does not map so."""
 
-    def __init__(self, text: str, c: Command, sub: list[str], lines: list[str], prefix: int):
-        starts = [0]
-        for ln in lines:
-            starts.append(starts[-1] + len(ln) + 1)
+    def __init__(
+        self, starts: list[int], c: Command, sub: list[str], lines: list[str], prefix: int
+    ):
         self.sub_starts = [0]
         for ln in sub:
             self.sub_starts.append(self.sub_starts[-1] + len(ln) + 1)

@@ -76,6 +76,8 @@ class Tree:
         return out
 
     def _resolve_line(self, cmd: Command, text: str) -> tuple[Script, str] | None:
+        if not self.by_rel:  # no script in the tree (a chart repository): nothing to name
+            return None
         for word in script_paths(text):
             w = word.replace("\\", "/")
             tries = []
