@@ -179,3 +179,23 @@ def test_a_test_then_create_in_a_function_named_like_a_lock(tmp_path):
     got = scan_files(tmp_path, files)
     assert ("LCK103", _line(files["lock.mjs"], "fs.mkdirSync")) in got["lock.mjs"], got
     assert not any(c == "LCK103" for c, _ in got["copy.mjs"]), got
+
+
+def test_a_folder_made_if_missing_in_a_lock_named_function_is_no_lock(tmp_path):
+    src = """
+        const fs = require("fs");
+        const path = require("path");
+        const os = require("os");
+
+        function getPidFilePath() {
+          const dir = path.join(os.homedir(), ".config", "app");
+          if (!fs.existsSync(dir)) {
+            fs.mkdirSync(dir, { recursive: true });
+          }
+          return path.join(dir, "daemon.pid");
+        }
+
+        module.exports = { getPidFilePath };
+    """
+    got = scan_files(tmp_path, {"daemon.js": src})
+    assert not any(c == "LCK103" for c, _ in got["daemon.js"]), got

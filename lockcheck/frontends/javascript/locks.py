@@ -21,6 +21,8 @@ MKDIRS = {"fs.mkdirSync", "fs.mkdir", "fs.mkdirp", "fs.ensureDir", "fs.ensureDir
 TESTS = {"fs.existsSync", "fs.statSync", "fs.lstatSync", "fs.accessSync", "fs.access", "fs.stat"}
 CREATES = {"fs.writeFileSync", "fs.writeFile", "fs.openSync", "fs.open", "fs.appendFileSync"}
 # error codes that tell a held lock apart from a lock file that cannot be opened (LCK406)
+# what takes a name away again (a lock directory is removed with rmdir)
+REMOVALS = {"fs.unlinkSync", "fs.unlink", "fs.rmSync", "fs.rm", "fs.rmdirSync", "fs.rmdir"}
 CONTENTION_CODES = ("EAGAIN", "EWOULDBLOCK", "ELOCKED")
 # the names a result is passed on by: a promise executor's functions, callback parameters
 PASS_ON = ("resolve", "reject", "callback", "cb", "done")
@@ -363,7 +365,9 @@ class Locks:
                 cpath = self.names.path(target)
                 if cpath is None or cpath.key() != tpath.key():
                     continue
-                lockish = lockish_name(cpath) or self._in_lock_code(test)
+                # a function named like a lock that also removes the name: its path parameter
+                # is the lock, whatever it is called (`lock(dirPath)`)
+                lockish = lockish_name(cpath) or (self._removed(cpath) and self._in_lock_code(test))
                 if not self._removed(cpath) and (not lockish or self._marker(c, test)):
                     continue  # a run-once marker
                 acq = Acquire(
@@ -469,7 +473,7 @@ class Locks:
 
     def _removed(self, path: PathExpr) -> bool:
         for c in self.tree.calls:
-            if self.names.callee(c) in ("fs.unlinkSync", "fs.unlink", "fs.rmSync", "fs.rm"):
+            if self.names.callee(c) in REMOVALS:
                 p = self.names.path(arg(c, 0))
                 if p is not None and p.key() == path.key():
                     return True
