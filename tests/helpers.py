@@ -82,3 +82,8 @@ def scan_files(tmp_path: Path, files: dict[str, str]) -> dict[str, set[tuple[str
         name = r["filename"].replace("\\", "/").split(root)[-1]
         out[name].add((r["code"], r["location"]["row"]))
     return out
+
+
+def lines_of(found: set[tuple[str, int]], code: str) -> set[int]:
+    """The lines ``code`` is reported at in one file's :func:`scan_files` result."""
+    return {line for c, line in found if c == code}

@@ -8,12 +8,7 @@ searches."""
 
 from __future__ import annotations
 
-from helpers import scan_files
-
-
-def codes(found: set[tuple[str, int]], code: str) -> set[int]:
-    return {line for c, line in found if c == code}
-
+from helpers import lines_of, scan_files
 
 HANDED = """
     import logging
@@ -43,8 +38,8 @@ def test_a_tested_name_written_with_the_runs_pid_is_a_lock_though_kept(tmp_path)
             "marker.py": HANDED.format(content='"done"'),
         },
     )
-    assert codes(got["pid.py"], "LCK103") == {13}, got
-    assert not codes(got["marker.py"], "LCK103"), got  # a run-once marker
+    assert lines_of(got["pid.py"], "LCK103") == {13}, got
+    assert not lines_of(got["marker.py"], "LCK103"), got  # a run-once marker
 
 
 CHECKLOCK = """
@@ -81,8 +76,8 @@ def test_a_test_path_lock_whose_exists_branch_rewrites_the_file(tmp_path):
     typographic = CHECKLOCK.format(q1="\u201c", q2="\u201d", dash="\u2013")
     got = scan_files(tmp_path, {"ascii.ps1": ascii_, "typo.ps1": typographic})
     for name in got:
-        assert codes(got[name], "LCK103") == {20}, (name, got[name])
-        assert codes(got[name], "LCK202") == {20}, (name, got[name])
+        assert lines_of(got[name], "LCK103") == {20}, (name, got[name])
+        assert lines_of(got[name], "LCK202") == {20}, (name, got[name])
 
 
 def test_typographic_quotes_and_dashes_read_as_powershell_reads_them(tmp_path):
@@ -104,9 +99,9 @@ def test_typographic_quotes_and_dashes_read_as_powershell_reads_them(tmp_path):
             "silent.ps1": src.format(ea=""),
         },
     )
-    assert codes(got["stop.ps1"], "LCK101") == {4}, got  # the path is read from “...”
-    assert not codes(got["stop.ps1"], "LCK109"), got  # –ErrorAction Stop is read
-    assert codes(got["silent.ps1"], "LCK109") == {4}, got
+    assert lines_of(got["stop.ps1"], "LCK101") == {4}, got  # the path is read from “...”
+    assert not lines_of(got["stop.ps1"], "LCK109"), got  # –ErrorAction Stop is read
+    assert lines_of(got["silent.ps1"], "LCK109") == {4}, got
 
 
 SINGLE = """
@@ -163,10 +158,10 @@ def test_a_lock_handles_name_and_a_contention_test_that_only_picks_the_message(t
             ).format(remove="pass", other="return False"),
         },
     )
-    assert codes(got["only-message.py"], "LCK201") == {17}, got  # `fh.name` is the path
-    assert codes(got["only-message.py"], "LCK406") == {24}, got
-    assert not codes(got["apart.py"], "LCK406"), got
-    assert not codes(got["apart.py"], "LCK201"), got
+    assert lines_of(got["only-message.py"], "LCK201") == {17}, got  # `fh.name` is the path
+    assert lines_of(got["only-message.py"], "LCK406") == {24}, got
+    assert not lines_of(got["apart.py"], "LCK406"), got
+    assert not lines_of(got["apart.py"], "LCK201"), got
 
 
 PIDLOCK = """
@@ -221,9 +216,9 @@ def test_a_pid_read_through_a_property_and_a_release_for_a_live_holder(tmp_path)
             "dead.py": PIDLOCK.format(test="not self.isLocked()"),
         },
     )
-    assert codes(got["alive.py"], "LCK105") == {23}, got
-    assert not codes(got["alive.py"], "LCK106"), got  # its own lock, released while alive
-    assert codes(got["dead.py"], "LCK106") == {40}, got  # removed as dead: a breaker
+    assert lines_of(got["alive.py"], "LCK105") == {23}, got
+    assert not lines_of(got["alive.py"], "LCK106"), got  # its own lock, released while alive
+    assert lines_of(got["dead.py"], "LCK106") == {40}, got  # removed as dead: a breaker
 
 
 ENSURE = """
@@ -254,8 +249,8 @@ def test_making_a_missing_lock_folder_is_no_lock(tmp_path):
             "guard.py": ENSURE.format(other="else:\n                sys.exit(75)"),
         },
     )
-    assert not codes(got["ensure.py"], "LCK101"), got
-    assert codes(got["guard.py"], "LCK103") | codes(got["guard.py"], "LCK101"), got
+    assert not lines_of(got["ensure.py"], "LCK101"), got
+    assert lines_of(got["guard.py"], "LCK103") | lines_of(got["guard.py"], "LCK101"), got
 
 
 TRAPPED = """
@@ -292,10 +287,10 @@ def test_a_script_trap_and_a_free_name_search_make_no_lock(tmp_path):
             ).replace("{step}", "Start-Sleep -Seconds 1"),
         },
     )
-    assert not codes(got["ensure.ps1"], "LCK109"), got
-    assert not codes(got["ensure.ps1"], "LCK103"), got
-    assert codes(got["wait.ps1"], "LCK103") == {14}, got
-    assert codes(got["force.ps1"], "LCK109") == {7}, got
+    assert not lines_of(got["ensure.ps1"], "LCK109"), got
+    assert not lines_of(got["ensure.ps1"], "LCK103"), got
+    assert lines_of(got["wait.ps1"], "LCK103") == {14}, got
+    assert lines_of(got["force.ps1"], "LCK109") == {7}, got
 
 
 NEGATED = """
@@ -327,9 +322,9 @@ def test_a_negated_exists_test_whose_body_creates_and_returns(tmp_path):
             "goes-on.py": NEGATED.format(create="write_pid()", after="print('exists')"),
         },
     )
-    assert codes(got["helper.py"], "LCK103") == {8}, got
-    assert codes(got["inline.py"], "LCK103") == {12}, got
-    assert not codes(got["goes-on.py"], "LCK103"), got
+    assert lines_of(got["helper.py"], "LCK103") == {8}, got
+    assert lines_of(got["inline.py"], "LCK103") == {12}, got
+    assert not lines_of(got["goes-on.py"], "LCK103"), got
 
 
 ATEXIT_AFTER = """
@@ -371,9 +366,9 @@ def test_an_atexit_registered_after_the_method_that_takes_the_lock(tmp_path):
             "before.py": ATEXIT_AFTER.format(before="", after="self.lock()"),
         },
     )
-    assert not codes(got["after.py"], "LCK203"), got
-    assert codes(got["before.py"], "LCK203") == {11}, got
-    assert codes(got["after.py"], "LCK201") == {24}, got  # the flocked file removed
+    assert not lines_of(got["after.py"], "LCK203"), got
+    assert lines_of(got["before.py"], "LCK203") == {11}, got
+    assert lines_of(got["after.py"], "LCK201") == {24}, got  # the flocked file removed
 
 
 CLEANER = """
@@ -399,5 +394,5 @@ def test_a_loop_removing_other_jobs_lock_names_is_one_lck107(tmp_path):
             "caches.py": CLEANER.format(names='"cache.db", "index.json"'),
         },
     )
-    assert codes(got["locks.py"], "LCK107") == {7}, got
-    assert not codes(got["caches.py"], "LCK107"), got
+    assert lines_of(got["locks.py"], "LCK107") == {7}, got
+    assert not lines_of(got["caches.py"], "LCK107"), got

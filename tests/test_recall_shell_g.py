@@ -8,12 +8,7 @@ actions, and ages kept in variables."""
 
 from __future__ import annotations
 
-from helpers import scan_files
-
-
-def codes(found: set[tuple[str, int]], code: str) -> set[int]:
-    return {line for c, line in found if c == code}
-
+from helpers import lines_of, scan_files
 
 # ------------------------------------------- 1. a busy branch that only ends a subshell
 
@@ -38,8 +33,8 @@ def test_a_skip_that_only_ends_a_subshell_does_not_end_the_run(tmp_path):
             "last.sh": SUBSHELL.format(after=""),
         },
     )
-    assert codes(got["goes-on.sh"], "LCK401") == set(), got
-    assert codes(got["last.sh"], "LCK401") == {7}, got  # the subshell ends the script
+    assert lines_of(got["goes-on.sh"], "LCK401") == set(), got
+    assert lines_of(got["last.sh"], "LCK401") == {7}, got  # the subshell ends the script
 
 
 # ------------------------------- 2. an unrelated check after a create-if-missing
@@ -70,8 +65,8 @@ def test_a_check_after_create_if_missing_is_no_busy_branch_of_the_test(tmp_path)
             ).format(body="trap 'rm -f \"$pidfile\"' EXIT"),
         },
     )
-    assert not codes(got["missing.sh"], "LCK103"), got
-    assert codes(got["guard.sh"], "LCK103") == {4}, got
+    assert not lines_of(got["missing.sh"], "LCK103"), got
+    assert lines_of(got["guard.sh"], "LCK103") == {4}, got
 
 
 # ------------------------------- 3. a trap that reads variables assigned after it
@@ -97,9 +92,9 @@ LATE = """
 def test_a_trap_handler_reads_the_value_the_script_assigns_after_the_trap(tmp_path):
     other = LATE.replace('rm -f "${lock}"', 'rm -f "${lock}" /var/lib/pi/other.lock')
     got = scan_files(tmp_path, {"late.sh": LATE, "other.sh": other})
-    assert not codes(got["late.sh"], "LCK107"), got  # its own lock, not another job's
-    assert codes(got["late.sh"], "LCK203") == {2}, got  # installed before the test
-    assert codes(got["other.sh"], "LCK107") == {6}, got
+    assert not lines_of(got["late.sh"], "LCK107"), got  # its own lock, not another job's
+    assert lines_of(got["late.sh"], "LCK203") == {2}, got  # installed before the test
+    assert lines_of(got["other.sh"], "LCK107") == {6}, got
 
 
 # ------------------ 4. a trap that removes the lock only once it holds the flock again
@@ -141,12 +136,12 @@ def test_a_trap_removal_under_a_new_flock_is_not_run_by_the_losing_run(tmp_path)
             "plain-if.sh": RELOCK_IF.replace("if flock -n 9; then", "if true; then"),
         },
     )
-    assert not codes(got["relock.sh"], "LCK203"), got
-    assert not codes(got["relock-if.sh"], "LCK203"), got
-    assert codes(got["plain.sh"], "LCK203") == {7}, got
-    assert codes(got["plain-if.sh"], "LCK203") == {9}, got
+    assert not lines_of(got["relock.sh"], "LCK203"), got
+    assert not lines_of(got["relock-if.sh"], "LCK203"), got
+    assert lines_of(got["plain.sh"], "LCK203") == {7}, got
+    assert lines_of(got["plain-if.sh"], "LCK203") == {9}, got
     for name in got:  # the removal of a flocked file stays LCK201 either way
-        assert codes(got[name], "LCK201"), (name, got[name])
+        assert lines_of(got[name], "LCK201"), (name, got[name])
 
 
 # ------------------------------------------ 5. a restart that records its child's PID
@@ -171,10 +166,10 @@ def test_a_restart_that_records_its_child_is_no_test_then_create(tmp_path):
             "guard.sh": RESTART.format(exists='echo "already running"\n    exit 1'),
         },
     )
-    assert not codes(got["restart.sh"], "LCK103"), got
-    assert not codes(got["restart.sh"], "LCK501"), got
-    assert codes(got["restart.sh"], "LCK108") == {5}, got
-    assert codes(got["guard.sh"], "LCK103") == {9}, got  # the test decides: a lock
+    assert not lines_of(got["restart.sh"], "LCK103"), got
+    assert not lines_of(got["restart.sh"], "LCK501"), got
+    assert lines_of(got["restart.sh"], "LCK108") == {5}, got
+    assert lines_of(got["guard.sh"], "LCK103") == {9}, got  # the test decides: a lock
 
 
 # ------------------------------------------------ 6. `ps -p PID | wc -l` and its header
@@ -205,9 +200,9 @@ def test_a_counted_ps_lookup_is_read_with_its_header_line(tmp_path):
             "odd.sh": COUNT.format(opts=" -o pid=", n=2),
         },
     )
-    assert codes(got["header.sh"], "LCK105") == {4}, got
-    assert codes(got["quiet.sh"], "LCK105") == {4}, got
-    assert not codes(got["odd.sh"], "LCK105"), got
+    assert lines_of(got["header.sh"], "LCK105") == {4}, got
+    assert lines_of(got["quiet.sh"], "LCK105") == {4}, got
+    assert not lines_of(got["odd.sh"], "LCK105"), got
 
 
 # ---------------------------------------- 7. a notice mailed before a bare exit is 0
@@ -235,8 +230,8 @@ def test_a_mailed_notice_before_a_bare_exit_leaves_status_0(tmp_path):
             "other.sh": MAILED.format(notice="/usr/local/bin/report-skip"),
         },
     )
-    assert codes(got["mail.sh"], "LCK402") == {7}, got
-    assert not codes(got["other.sh"], "LCK402") | codes(got["other.sh"], "LCK401"), got
+    assert lines_of(got["mail.sh"], "LCK402") == {7}, got
+    assert not lines_of(got["other.sh"], "LCK402") | lines_of(got["other.sh"], "LCK401"), got
 
 
 # --------------------- 8. a PID written into a tested name is a lock, even if kept
@@ -270,10 +265,10 @@ def test_a_pid_written_into_a_tested_name_is_a_lock_though_never_removed(tmp_pat
             ),
         },
     )
-    assert codes(got["child.sh"], "LCK103") == {10}, got
-    assert codes(got["own.sh"], "LCK103") == {10}, got
-    assert not codes(got["marker.sh"], "LCK103"), got
-    assert not codes(got["flocked.sh"], "LCK103"), got  # (its lock is the flock)
+    assert lines_of(got["child.sh"], "LCK103") == {10}, got
+    assert lines_of(got["own.sh"], "LCK103") == {10}, got
+    assert not lines_of(got["marker.sh"], "LCK103"), got
+    assert not lines_of(got["flocked.sh"], "LCK103"), got  # (its lock is the flock)
 
 
 # --------------------------- 9. a stop action removes the record of what it killed
@@ -297,9 +292,9 @@ def test_removing_the_pid_file_of_a_process_it_killed_is_no_foreign_lock_removal
         tmp_path,
         {"stop.sh": STOP.format(kill="kill -- $PID"), "rm.sh": STOP.format(kill="echo $PID")},
     )
-    assert not codes(got["stop.sh"], "LCK107"), got
-    assert codes(got["stop.sh"], "LCK108") == {9}, got
-    assert codes(got["rm.sh"], "LCK107") == {10}, got
+    assert not lines_of(got["stop.sh"], "LCK107"), got
+    assert lines_of(got["stop.sh"], "LCK108") == {9}, got
+    assert lines_of(got["rm.sh"], "LCK107") == {10}, got
 
 
 # ---------------------------------------- 10. an age kept in a variable, then tested
@@ -325,5 +320,5 @@ def test_an_age_computed_into_a_variable_guards_a_breaker(tmp_path):
             "sized.sh": AGED.format(age='$(stat -c %s "$LOCK_FILE")'),
         },
     )
-    assert codes(got["aged.sh"], "LCK106") == {7}, got
-    assert not codes(got["sized.sh"], "LCK106"), got
+    assert lines_of(got["aged.sh"], "LCK106") == {7}, got
+    assert not lines_of(got["sized.sh"], "LCK106"), got
