@@ -584,6 +584,16 @@ class Walk:
         )
         frame.last = (stmts[-1][0].start_byte, stmts[-1][0].end_byte) if stmts else None
         cond = pos if pos.tested else self._status_pos(pos)
+        # a call from a re-read piece (an ERROR region's line): the body is main-tree code,
+        # at main-tree offsets, whatever piece the call came from
+        saved_map, self.offmap = self.offmap, None
+        try:
+            self._walk_body(stmts, pos, cond)
+        finally:
+            self.offmap = saved_map
+        self.frames.pop()
+
+    def _walk_body(self, stmts, pos: Pos, cond) -> None:
         last_node = stmts[-1][0] if stmts else None
         if (
             cond is not None
@@ -597,4 +607,3 @@ class Walk:
             self.stmt(last_node, cond)
         else:
             self.walk_seq(stmts, tail=pos.tail)
-        self.frames.pop()
