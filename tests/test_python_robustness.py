@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from lockcheck.engine import analyze_text
+from lockcheck.engine import InternalError, analyze_text
 from lockcheck.frontends import python as pyfront
 
 
@@ -34,7 +34,7 @@ def test_file_without_lock_tokens_never_imports_libcst(tmp_path):
     probe = textwrap.dedent(
         f"""
         import sys
-        from lockcheck.engine import analyze_text
+        from lockcheck.engine import InternalError, analyze_text
         path = {str(script)!r}
         facts, findings = analyze_text(path, open(path).read(), "python")
         assert findings == [] and facts.language == "python"
@@ -65,7 +65,7 @@ def test_plain_scan_of_a_lock_taking_file_never_imports_libcst(tmp_path):
     assert not {m for m in imported if m.split(".")[0] == "libcst"}
     # the same file in-process (the CLI may analyse in a worker): read by tree-sitter
     probe = (
-        "import sys\nfrom lockcheck.engine import analyze_text\n"
+        "import sys\nfrom lockcheck.engine import InternalError, analyze_text\n"
         f"src = open({str(script)!r}).read()\n"
         "_facts, findings = analyze_text('job.py', src, 'python')\n"
         "print(sorted({f.code for f in findings}),"
@@ -117,7 +117,7 @@ def _libcst_imported(src: str) -> bool:
     probe = textwrap.dedent(
         f"""
         import sys
-        from lockcheck.engine import analyze_text
+        from lockcheck.engine import InternalError, analyze_text
         analyze_text("job.py", {src!r}, "python")
         print("libcst" in sys.modules)
         """
@@ -223,7 +223,7 @@ def test_deeply_nested_files_do_not_crash_or_hang(src):
 
 def test_deep_nesting_in_a_subprocess_does_not_segfault():
     probe = (
-        "from lockcheck.engine import analyze_text\n"
+        "from lockcheck.engine import InternalError, analyze_text\n"
         "src = 'import fcntl\\nx = ' + '(' * 20000 + '1' + ')' * 20000 + '\\n'\n"
         "f, fs = analyze_text('deep.py', src, 'python')\n"
         "print([x.code for x in fs])\n"
@@ -242,14 +242,16 @@ def test_huge_generated_file_is_skipped_quickly():
     assert facts.acquires == [] and facts.parse_errors == []
 
 
-def test_no_exception_escapes_parse(monkeypatch):
+def test_an_analysis_bug_is_the_files_internal_error_not_an_empty_result(monkeypatch):
+    # a bug must not read as "no findings": the engine names it, and the runner reports it
+    # as that file's one-line error while the other files go on (tests/test_cli_scan.py)
     def boom(self):
         raise RuntimeError("analysis bug")
 
     monkeypatch.setattr(pyfront._Analyzer, "run", boom)
     src = "import os, sys\ntry:\n    os.mkdir('/tmp/x.lock')  # keep\nexcept OSError:\n    sys.exit()\n"
-    facts = pyfront.parse("x.py", src)
-    assert facts.acquires == [] and facts.comments == {3: "# keep"}
+    with pytest.raises(InternalError, match="python frontend.*analysis bug"):
+        analyze_text("x.py", src, "python")
 
 
 def test_crlf_line_endings():

@@ -45,22 +45,22 @@ __all__ = ["MAX_CHARS", "Analyzer", "parse"]
 
 
 def parse(path: str, text: str) -> FileFacts:
+    """The file's lock facts.  An exception here is a bug of the frontend: it reaches the
+    engine, which reports it as the file's internal error (the run goes on with the other
+    files), never an empty result that reads as "nothing found"."""
     facts = FileFacts(path=path, language="python", text=text)
+    if len(text) > MAX_CHARS:
+        return facts
     try:
-        if len(text) > MAX_CHARS:
-            return facts
         with paused():  # its trees live until the file is done: nothing to collect
             _analyse(facts)
-    except Exception:  # noqa: BLE001 - no exception may escape a frontend
-        return _fallback(path, text, facts)
+    except RecursionError:
+        out = FileFacts(path=path, language="python", text=text)
+        out.parse_errors = list(facts.parse_errors) or [
+            ParseError(Span(1, 1, 1, 1, 0, 0), "the file is nested too deeply to analyse")
+        ]
+        return out
     return facts
-
-
-def _fallback(path: str, text: str, facts: FileFacts) -> FileFacts:
-    out = FileFacts(path=path, language="python", text=text)
-    out.parse_errors = list(facts.parse_errors)
-    out.comments = dict(facts.comments)
-    return out
 
 
 def _analyse(facts: FileFacts) -> None:

@@ -668,7 +668,7 @@ class _Gate:
         removed = [t for _f, targets in self.removals for t in targets]
         for ifn in ifs:
             tested = self._through_helpers(ifn.test, _tested_in)
-            region: list[ast.stmt] = list(ifn.body)
+            region: list[ast.stmt] = list(ifn.body) + list(ifn.orelse)
             body = parents.get(id(ifn))
             if body is not None:
                 region += body[body.index(ifn) + 1 :]

@@ -1113,6 +1113,17 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
         while isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
             negate = not negate
             n = n.expression
+        if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
+            # `if os.path.isfile(P) == True:` / `... is False`
+            op, right = n.comparisons[0].operator, n.comparisons[0].comparator
+            if (
+                isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
+                and isinstance(right, cst.Name)
+                and right.value in ("True", "False")
+            ):
+                if (right.value == "False") != isinstance(op, (cst.NotEqual, cst.IsNot)):
+                    negate = not negate
+                n = n.left
         if not isinstance(n, cst.Call):
             return None
         q = self.call_q(n)
@@ -1190,7 +1201,9 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
             if creator is None:
                 continue
             released = [
-                c for c, _r in self.removals_of(path) if not (positive and self.within(c, ifn))
+                c
+                for c, _r in self.removals_of(path)
+                if not (positive and self.within(c, ifn.body))  # not the busy branch's own
             ]
             # a run-once marker, never removed (or only as a takeover); not a file the run's
             # PID is written into (`f.write(str(os.getpid()))`): a PID record, removed by
@@ -1209,8 +1222,16 @@ class Analyzer(Walk, Values, Calls, Handlers, Helpers, Processes, Platforms):
                 end = self.find_end(busy_stmts)
                 kill = self._kills_holder(busy_stmts, path) if end is None else None
                 if end is None and kill is None:
-                    continue
-                if kill is not None:
+                    # `if exists(P): print("busy") / else: create(P) ... remove(P)` as the
+                    # script's last statement: the busy run falls off the end
+                    if not (
+                        isinstance(ifn.orelse, cst.Else)
+                        and (released or lockish_name(path))
+                        and self.falls_off(ifn)
+                    ):
+                        continue
+                    busy = self.busy_branch(busy_stmts, ifn, ifn)
+                elif kill is not None:
                     # `if exists(P): os.kill(int(open(P).read()), SIGTERM)`, then create: a
                     # takeover of the holder's lock, the run goes on
                     busy = BusyBranch(self.span(kill), False, None)

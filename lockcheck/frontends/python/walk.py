@@ -226,7 +226,8 @@ class Walk:
         return self.text[sp.start : sp.end]
 
     def up(self, node: Any) -> Any:
-        return node.parent
+        # None: a node with no statement around it (code in a region that did not parse)
+        return node.parent if node is not None else None
 
     def ancestors(self, node: Any):
         p = self.up(node)
@@ -283,6 +284,8 @@ class Walk:
         return None
 
     def block_siblings(self, stmt: Any) -> tuple[list[Any], int]:
+        if stmt is None:
+            return [], -1  # nothing before or after: `sibs[i + 1 :]` is empty
         blk = self.up(stmt)
         body = getattr(blk, "body", None)
         if isinstance(body, (list, tuple)):
@@ -303,7 +306,7 @@ class Walk:
         return any(x is container for x in self.ancestors(node))
 
     def descendants(self, node: Any, kind: Any = None):
-        stack = [node]
+        stack = [node] if node is not None else []  # an absent argument has none
         while stack:
             n = stack.pop()
             if kind is None or isinstance(n, kind):
