@@ -107,3 +107,92 @@ def test_a_call_without_positional_arguments_does_not_lose_the_files_findings(tm
     assert "internal error" not in proc.stderr, proc.stderr
     assert ":11:5: LCK101" in proc.stdout, proc.stdout
     assert ":13:5: LCK401" in proc.stdout, proc.stdout
+
+
+# ------------------------- 3. stale-lock breakers reached through a try and a raise
+
+TAKEOVER = """
+    import os, signal, time
+
+    PID_FILE = "/var/run/bot/bot.pid"
+
+
+    def acquire_pid_lock():
+        my_pid = os.getpid()
+        if os.path.exists(PID_FILE):
+            try:
+                with open(PID_FILE) as f:
+                    old_pid = int(f.read().strip())
+                os.kill(old_pid, 0)
+                {alive}
+            except (ProcessLookupError, ValueError, OSError):
+                pass
+        with open(PID_FILE, "w") as f:
+            f.write(str(my_pid))
+        return my_pid
+
+
+    if __name__ == "__main__":
+        acquire_pid_lock()
+"""
+
+
+def test_a_probe_then_kill_in_one_try_takes_the_pid_file_over_either_way(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "kills.py": TAKEOVER.format(alive="os.kill(old_pid, signal.SIGKILL); time.sleep(1)"),
+            "reports.py": TAKEOVER.format(alive='print("an older bot runs", old_pid)'),
+        },
+    )
+    assert lines_of(got["kills.py"], "LCK105") == {12}, got
+    assert lines_of(got["kills.py"], "LCK108") == {13}, got
+    assert lines_of(got["kills.py"], "LCK106") == {16}, got  # the overwrite after the try
+    # a live holder only reported: the probe decides nothing, the write is no breaker
+    assert lines_of(got["reports.py"], "LCK105") == set(), got
+    assert lines_of(got["reports.py"], "LCK106") == set(), got
+
+
+RAISED = """
+    import os, sys
+
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+
+    def acquire(path):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            os.write(fd, str(os.getpid()).encode())
+            return fd
+        except FileExistsError:
+            try:
+                with open(path) as f:
+                    pid = int(f.read().strip() or "0")
+                if not alive(pid):
+                    raise {exc}("stale lock")
+            except (ProcessLookupError, ValueError):
+                os.remove(path)
+                return acquire(path)
+            return None
+"""
+
+
+def test_a_dead_holder_raised_into_the_handler_that_removes_the_lock(tmp_path):
+    got = scan_files(
+        tmp_path,
+        {
+            "caught.py": RAISED.format(exc="ProcessLookupError"),
+            "escapes.py": RAISED.format(exc="RuntimeError"),
+        },
+    )
+    assert lines_of(got["caught.py"], "LCK105") == {6}, got
+    assert lines_of(got["caught.py"], "LCK106") == {24}, got
+    assert lines_of(got["caught.py"], "LCK202") == set(), got  # a breaker, not a release
+    # the raise leaves the function: the removal runs on an unparsable PID only
+    assert lines_of(got["escapes.py"], "LCK106") == set(), got

@@ -236,11 +236,18 @@ class Processes:
                 owner = t
                 handlers = [s for h in t.handlers for s in h.body.body]
                 els = list(t.orelse.body.body) if t.orelse is not None else []
-                region = handlers + els + list(t.body.body)
+                body = list(t.body.body)
+                region = handlers + els + body
                 dead = handlers
+                # `try: os.kill(pid, 0); os.kill(pid, SIGKILL) / except OSError: pass`: what
+                # follows the probe in the try body runs only on a live holder
+                k = next((i for i, b in enumerate(body) if self.within(call, b)), len(body))
+                alive_part = body[k + 1 :]
+                els = alive_part + els
                 # `try: os.kill(pid, 0) / except OSError: pass / else: exit()`: the holder
-                # judged dead falls through to what follows the try
-                if self.find_end(els) is not None and not any(
+                # judged dead falls through to what follows the try; so it does when the
+                # live holder is killed (a takeover either way)
+                if (self.find_end(els) is not None or self._signals_in(alive_part)) and not any(
                     self.find_end(list(h.body.body)) is not None for h in t.handlers
                 ):
                     dead = dead + self._after_leaving_test(t, pid_file)
@@ -444,7 +451,12 @@ class Processes:
                         other = [ob] if isinstance(ob, cst.If) else list(ob.body)
                         stmts += other
                         dead += other
-                    if self.decides(stmts) or self._creates_or_removes(stmts):
+                    dead += self._raised_into(dead)
+                    if (
+                        self.decides(stmts)
+                        or self._creates_or_removes(stmts)
+                        or self._creates_or_removes(dead)
+                    ):
                         for st in dead:
                             self.dead_regions.append((st, None))
                         if self.find_end(list(a.body.body)) is not None:
@@ -456,6 +468,30 @@ class Processes:
                 if isinstance(a, cst.BaseStatement) and not isinstance(a, cst.If):
                     break
         return False
+
+    _OS_ERRORS = frozenset(
+        ("ProcessLookupError", "PermissionError", "FileExistsError", "FileNotFoundError")
+    )
+
+    def _raised_into(self, stmts: list[Any]) -> list[Any]:
+        """The handler bodies that the ``raise`` statements of ``stmts`` land in, when a try
+        around them in the same function catches what they raise (``if not alive(pid): raise
+        ProcessLookupError("stale")`` inside ``try: ... / except ProcessLookupError: <dead>``)."""
+        cst = self.cst
+        out: list[Any] = []
+        for st in stmts:
+            for r in self.descendants(st, cst.Raise):
+                exc = r.exc
+                if exc is None:
+                    continue
+                q = self.qname(exc.func if isinstance(exc, cst.Call) else exc) or ""
+                names = {q, q.split(".")[-1], "Exception", "BaseException"}
+                if q.split(".")[-1] in self._OS_ERRORS:
+                    names |= {"OSError", "IOError", "EnvironmentError"}
+                _t, h = self.catching_handler(r, names)
+                if h is not None:
+                    out.extend(h.body.body)
+        return out
 
     def _alive_when_true(self, func: Any) -> bool:
         """Every value ``func`` returns is the probe itself (``return os.path.exists("/proc/"

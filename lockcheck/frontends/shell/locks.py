@@ -20,6 +20,7 @@ from ...model import (
     Probe,
 )
 from ...paths import lockish_text
+from ...records import replace
 from .data import REMOVERS, Pos, _merge, _txt
 
 # `stat` then `%i` / `-c` later on the line, tried from the line's first `stat` only (see AGE_TEST)
@@ -271,6 +272,9 @@ class Locks:
             p = pos
             if not pos.tested and self._status_pos(pos) is not None:
                 p = self._status_pos(pos)
+            if name == "lockfile" and "-!" in argt and p.tested:
+                # `lockfile -!` inverts its status: `if lockfile -! -r0 L; then <busy>; fi`
+                p = replace(p, on_fail=p.on_success, on_success=p.on_fail)
             path = self.resolve(a)
             if name == "lockfile-create" and not path.key().endswith(".lock"):
                 path = PathExpr(_merge([*path.parts, Part(PartKind.LIT, ".lock")]), path.text)
